@@ -1,0 +1,9 @@
+"""extraction: (model, task) -> Contributions (DESIGN.md sections 1, 2.1, 2.4).
+
+``Contributions`` is numpy-only and imported eagerly; the torch/transformers parts are imported
+lazily on first use so that loading a run directory does not pull in torch.
+"""
+
+from .contributions import Contributions, Member
+
+__all__ = ["Contributions", "Member"]

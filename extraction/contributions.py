@@ -1,0 +1,251 @@
+"""The ``Contributions`` hand-off format (DESIGN.md section 1).
+
+This module is numpy-only on purpose: analyses load a run directory without importing torch.
+
+A run directory holds
+- ``arrays.npz``: ``u`` [N, M, C] float32, ``bias`` [C] or [N, C] float32, ``labels`` [N] int64,
+  ``logits`` [N, C] float32, ``scale`` [N, M] float32, ``option_ids`` [C] int64;
+- ``meta.json``: ``members`` (list of member records), ``options`` (C strings), ``meta`` (model,
+  task, template, dtype, device, versions, exactness error, seed, ...) and the sha256 of
+  ``arrays.npz`` so a corrupt or half-written directory is detected on load.
+It is written to a temporary sibling directory and renamed into place, so a reader never sees a
+half-written run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Contributions", "Member", "FORMAT_VERSION"]
+
+FORMAT_VERSION = 1
+MEMBER_KINDS = ("embed", "attn", "mlp")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One residual-stream write (or one head of an attention write).
+
+    Attributes
+    ----------
+    name : str
+        Human-readable id, e.g. ``"embed"``, ``"L3.attn#1"``, ``"L3.attn#0.h5"``,
+        ``"L3.attn#0.bias"``.
+    kind : {"embed", "attn", "mlp"}
+        Module family; the bias-diversity group of Eq. 9-10.
+    block : int
+        Transformer block index (-1 for the embedding).
+    execution : int
+        Execution index of the block (0 unless the block is run more than once, as with
+        MobileLLM layer sharing).
+    head : int or None
+        Head index for head granularity; None for a whole write or an output-projection bias.
+    junction : bool
+        True when the residual stream is complete after this member (a residual-write
+        boundary): logit-lens readouts are defined only there.
+    """
+
+    name: str
+    kind: str
+    block: int = -1
+    execution: int = 0
+    head: int | None = None
+    junction: bool = True
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "block": self.block,
+                "execution": self.execution, "head": self.head, "junction": self.junction}
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Contributions:
+    """Per-example, per-member logit contributions restricted to the C option tokens.
+
+    ``logits ≈ u.sum(axis=1) + bias`` to rounding (DESIGN.md 2.1); ``scale[:, m]`` is the final-norm
+    statistic (rms or std) of the residual after member ``m`` so a logit-lens readout of any
+    junction is exact (DESIGN.md 2.4).
+    """
+
+    u: np.ndarray
+    bias: np.ndarray
+    labels: np.ndarray
+    logits: np.ndarray
+    scale: np.ndarray
+    members: list[Member]
+    options: list[str]
+    option_ids: np.ndarray | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.u = np.asarray(self.u, dtype=np.float32)
+        if self.u.ndim != 3:
+            raise ValueError(f"u must be [N, M, C], got shape {self.u.shape}")
+        n, m, c = self.u.shape
+        self.bias = np.asarray(self.bias, dtype=np.float32)
+        if self.bias.shape not in ((c,), (n, c)):
+            raise ValueError(f"bias must be [C]={c} or [N, C]=({n}, {c}), got {self.bias.shape}")
+        self.labels = np.asarray(self.labels)
+        if self.labels.shape != (n,) or not np.issubdtype(self.labels.dtype, np.integer):
+            raise ValueError(f"labels must be {n} integers, got shape {self.labels.shape} "
+                             f"dtype {self.labels.dtype}")
+        self.labels = self.labels.astype(np.int64)
+        if n and (self.labels.min() < 0 or self.labels.max() >= c):
+            raise ValueError(f"labels must lie in [0, {c}), got range "
+                             f"[{self.labels.min()}, {self.labels.max()}]")
+        self.logits = np.asarray(self.logits, dtype=np.float32)
+        if self.logits.shape != (n, c):
+            raise ValueError(f"logits must be [N, C]=({n}, {c}), got {self.logits.shape}")
+        self.scale = np.asarray(self.scale, dtype=np.float32)
+        if self.scale.shape != (n, m):
+            raise ValueError(f"scale must be [N, M]=({n}, {m}), got {self.scale.shape}")
+        self.members = [x if isinstance(x, Member) else Member(**x) for x in self.members]
+        if len(self.members) != m:
+            raise ValueError(f"members table has {len(self.members)} rows but u has M={m}")
+        bad = [x.kind for x in self.members if x.kind not in MEMBER_KINDS]
+        if bad:
+            raise ValueError(f"member kinds must be in {MEMBER_KINDS}, got {sorted(set(bad))}")
+        self.options = [str(o) for o in self.options]
+        if len(self.options) != c:
+            raise ValueError(f"{len(self.options)} options given but u has C={c}")
+        if self.option_ids is not None:
+            self.option_ids = np.asarray(self.option_ids, dtype=np.int64)
+
+    # ------------------------------------------------------------------ shape and groups
+    @property
+    def n_examples(self) -> int:
+        return self.u.shape[0]
+
+    @property
+    def n_members(self) -> int:
+        return self.u.shape[1]
+
+    @property
+    def n_options(self) -> int:
+        return self.u.shape[2]
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.members]
+
+    @property
+    def kinds(self) -> np.ndarray:
+        """Array of member kinds (``"embed"``/``"attn"``/``"mlp"``), usable as ``groups``."""
+        return np.array([m.kind for m in self.members])
+
+    @property
+    def junctions(self) -> np.ndarray:
+        """Indices of members after which the residual stream is complete."""
+        return np.flatnonzero([m.junction for m in self.members])
+
+    def bias_for_examples(self) -> np.ndarray:
+        """The constant member broadcast to ``[N, C]`` (float64)."""
+        return np.broadcast_to(self.bias.astype(np.float64), self.logits.shape)
+
+    def readout(self, members=None) -> np.ndarray:
+        """Fixed-scale readout ``Σ_{m∈S} u_m + bias`` as float64 ``[N, C]`` (DESIGN.md 2.4).
+
+        ``members`` is an index array, boolean mask or None (all members).
+        """
+        idx = slice(None) if members is None else np.asarray(members)
+        return self.u[:, idx, :].astype(np.float64).sum(axis=1) + self.bias_for_examples()
+
+    def exactness_error(self) -> np.ndarray:
+        """Per-example max |Σ_m u_m + bias − logits| (recomputed from the stored arrays)."""
+        return np.abs(self.readout() - self.logits.astype(np.float64)).max(axis=1)
+
+    def accuracy(self) -> float:
+        """Accuracy of the model's own option logits."""
+        return float((self.logits.argmax(axis=1) == self.labels).mean())
+
+    def take(self, examples) -> Contributions:
+        """A new Contributions restricted to the given examples (index array or mask)."""
+        idx = np.asarray(examples)
+        bias = self.bias if self.bias.ndim == 1 else self.bias[idx]
+        return Contributions(self.u[idx], bias, self.labels[idx], self.logits[idx],
+                             self.scale[idx], list(self.members), list(self.options),
+                             self.option_ids, dict(self.meta))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, directory) -> Path:
+        """Write the run directory atomically (temp sibling + rename); return its path.
+
+        An existing directory at ``directory`` is replaced only after the new one is complete.
+        """
+        directory = Path(directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=directory.parent))
+        try:
+            arrays = {"u": self.u, "bias": self.bias, "labels": self.labels,
+                      "logits": self.logits, "scale": self.scale}
+            if self.option_ids is not None:
+                arrays["option_ids"] = self.option_ids
+            np.savez(tmp / "arrays.npz", **arrays)
+            doc = {
+                "format_version": FORMAT_VERSION,
+                "shape": {"N": self.n_examples, "M": self.n_members, "C": self.n_options},
+                "arrays_sha256": _sha256(tmp / "arrays.npz"),
+                "options": self.options,
+                "members": [m.to_dict() for m in self.members],
+                "meta": self.meta,
+            }
+            with open(tmp / "meta.json", "w") as fh:
+                json.dump(doc, fh, indent=2, default=_json_default)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if directory.exists():
+                old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
+                os.replace(directory, old)
+                os.replace(tmp, directory)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, directory)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return directory
+
+    @classmethod
+    def load(cls, directory) -> Contributions:
+        """Load a run directory written by :meth:`save`, verifying its checksum."""
+        directory = Path(directory)
+        meta_path, arr_path = directory / "meta.json", directory / "arrays.npz"
+        if not meta_path.is_file() or not arr_path.is_file():
+            raise FileNotFoundError(f"{directory} is not a Contributions run directory "
+                                    "(needs meta.json and arrays.npz)")
+        with open(meta_path) as fh:
+            doc = json.load(fh)
+        digest = _sha256(arr_path)
+        if digest != doc.get("arrays_sha256"):
+            raise ValueError(f"{arr_path} is corrupt: sha256 {digest[:12]}… does not match "
+                             f"the recorded {str(doc.get('arrays_sha256'))[:12]}…")
+        with np.load(arr_path) as z:
+            arrays = {k: z[k] for k in z.files}
+        return cls(arrays["u"], arrays["bias"], arrays["labels"], arrays["logits"],
+                   arrays["scale"], [Member(**m) for m in doc["members"]], doc["options"],
+                   arrays.get("option_ids"), doc.get("meta", {}))
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

