@@ -5,5 +5,6 @@ lazily on first use so that loading a run directory does not pull in torch.
 """
 
 from .contributions import Contributions, Member
+from .tasks import SUPPORTED_TASKS, Task, get_task
 
-__all__ = ["Contributions", "Member"]
+__all__ = ["Contributions", "Member", "Task", "get_task", "SUPPORTED_TASKS"]

@@ -1,0 +1,348 @@
+"""Classification tasks as prompts with a fixed set of answer options (paper Table 3).
+
+A :class:`Task` holds records (dicts), a Python format-string ``template`` over their fields that
+ends in an ``{answer}`` slot, the C answer ``options`` and the gold option index of every record.
+The prompt of an example is the filled template up to (not including) the answer slot, with the
+whitespace in front of the slot moved into the answer (``answer_prefix``): the model reads the
+prompt and its next-token logits at the last prompt position are restricted to the first tokens of
+``answer_prefix + option`` (see :mod:`extraction.prompts`).
+
+This module is torch-free. The file/`datasets` loaders of the paper's eight tasks live in
+:mod:`extraction.datasets`; :func:`get_task` dispatches to them.
+"""
+
+from __future__ import annotations
+
+import numbers
+import string
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from estimators._validation import check_labels
+
+from .datasets import SUPPORTED_TASKS, load_task_records
+
+__all__ = ["Task", "get_task", "SUPPORTED_TASKS", "DEMO_SEPARATOR"]
+
+DEMO_SEPARATOR = "\n\n"
+_FORMATTER = string.Formatter()
+
+
+def _parse_template(template: str) -> tuple[list[tuple[str, str | None]], str]:
+    """Split ``template`` into pieces before the answer slot and the whitespace before the slot.
+
+    Returns ``(pieces, answer_prefix)`` where each piece is ``(literal_text, None)`` or
+    ``(field_format, field_name)`` with ``field_format`` a one-field format string such as
+    ``"{text}"``. Without an ``{answer}`` slot the answer follows the whole template: the
+    template's trailing whitespace is the prefix, or one space when it has none.
+    """
+    if not isinstance(template, str) or not template.strip():
+        raise ValueError(f"template must be a non-empty string, got {template!r}")
+    try:
+        parsed = list(_FORMATTER.parse(template))
+    except ValueError as exc:
+        raise ValueError(f"template is not a valid format string ({exc}): {template!r}") from None
+    pieces: list[tuple[str, str | None]] = []
+    has_answer = False
+    for k, (literal, fname, spec, conv) in enumerate(parsed):
+        if has_answer:
+            raise ValueError(f"template must end with its {{answer}} slot, got {template!r}")
+        if literal:
+            pieces.append((literal, None))
+        if fname is None:
+            continue
+        if fname == "":
+            raise ValueError(f"template has a positional field '{{}}'; name it: {template!r}")
+        if fname == "answer":
+            rest = "".join(lit + (f or "") for lit, f, _, _ in parsed[k + 1 :])
+            if rest.strip():
+                raise ValueError(f"template must end with its {{answer}} slot, got {template!r}")
+            has_answer = True
+            continue
+        fmt = "{" + fname + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+        pieces.append((fmt, fname.split(".")[0].split("[")[0]))
+    # move the whitespace in front of the answer slot out of the prompt
+    prefix = ""
+    while pieces and pieces[-1][1] is None:
+        text = pieces[-1][0]
+        stripped = text.rstrip()
+        prefix = text[len(stripped) :] + prefix
+        if stripped:
+            pieces[-1] = (stripped, None)
+            break
+        pieces.pop()
+    if not has_answer and not prefix:
+        prefix = " "
+    return pieces, prefix
+
+
+@dataclass
+class Task:
+    """A classification task: records, a template, answer options and gold labels.
+
+    Attributes
+    ----------
+    name : str
+        Task name (``"sst2"``, ``"custom"``, ...).
+    template : str
+        Python format string over record fields, ending in ``{answer}`` (paper Table 3).
+    options : list of str
+        The C answer strings as they follow the prompt after :meth:`answer_prefix`.
+    records : list of dict
+        One dict per example holding the template's fields.
+    labels : ndarray of int64, shape (N,)
+        Gold option index of every record, in ``[0, C)``.
+    meta : dict
+        Provenance: source files, split, n, shots, seed, dropped rows, ...
+    truncatable : tuple of str
+        Fields that may be shortened when a prompt is too long (the passage, never the question).
+    demonstrations : list of str or None
+        Per-example few-shot prefix (already joined, ending in the separator), or None.
+    """
+
+    name: str
+    template: str
+    options: list[str]
+    records: list[dict]
+    labels: np.ndarray
+    meta: dict = field(default_factory=dict)
+    truncatable: tuple[str, ...] = ()
+    demonstrations: list[str] | None = None
+
+    def __post_init__(self):
+        self._pieces, self._prefix = _parse_template(self.template)
+        self.options = [str(o) for o in self.options]
+        if len(self.options) < 2:
+            raise ValueError(f"a task needs at least 2 options, got {self.options!r}")
+        if any(not o.strip() for o in self.options) or len(set(self.options)) != len(self.options):
+            raise ValueError(f"options must be distinct non-empty strings, got {self.options!r}")
+        self.records = list(self.records)
+        if not self.records:
+            raise ValueError(f"task {self.name!r} is empty: no records")
+        self.labels = check_labels(self.labels, f"labels of task {self.name!r}")
+        if self.labels.shape[0] != len(self.records):
+            raise ValueError(
+                f"task {self.name!r}: {len(self.records)} records but {self.labels.shape[0]} labels"
+            )
+        bad = np.flatnonzero((self.labels < 0) | (self.labels >= len(self.options)))
+        if bad.size:
+            raise ValueError(
+                f"task {self.name!r}: label {int(self.labels[bad[0]])} of record {int(bad[0])} "
+                f"is outside the {len(self.options)} options {self.options!r} "
+                f"({bad.size} such records)"
+            )
+        fields = {f for _, f in self._pieces if f is not None}
+        self.truncatable = tuple(self.truncatable or ())
+        unknown = set(self.truncatable) - fields
+        if unknown:
+            raise ValueError(
+                f"truncatable fields {sorted(unknown)} are not in the template fields "
+                f"{sorted(fields)}"
+            )
+        if self.demonstrations is not None and len(self.demonstrations) != len(self.records):
+            raise ValueError("demonstrations must hold one prefix per record")
+        for i, rec in enumerate(self.records):
+            missing = fields - set(rec)
+            if missing:
+                raise ValueError(
+                    f"task {self.name!r}: record {i} lacks template field(s) {sorted(missing)}"
+                )
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def fields(self) -> list[str]:
+        """Record fields used by the template, in order of appearance."""
+        return list(dict.fromkeys(f for _, f in self._pieces if f is not None))
+
+    def _fill(self, record: dict) -> list[tuple[str, bool]]:
+        out = []
+        for text, fname in self._pieces:
+            if fname is None:
+                out.append((text, False))
+            else:
+                out.append((text.format(**record), fname in self.truncatable))
+        # the prompt ends where the answer slot starts: no trailing whitespace
+        while out and not out[-1][0].rstrip():
+            out.pop()
+        if out:
+            out[-1] = (out[-1][0].rstrip(), out[-1][1])
+        return out
+
+    def segments(self, i) -> list[tuple[str, bool]]:
+        """Prompt pieces ``(text, truncatable)`` of example ``i``; their concatenation is
+        :meth:`prompt`. Demonstrations form one leading non-truncatable piece."""
+        i = self._check_index(i)
+        segs = self._fill(self.records[i])
+        if self.demonstrations is not None and self.demonstrations[i]:
+            segs = [(self.demonstrations[i], False)] + segs
+        return segs
+
+    def prompt(self, i) -> str:
+        """The prompt of example ``i`` up to (not including) the answer slot."""
+        return "".join(text for text, _ in self.segments(i))
+
+    def answer_prefix(self) -> str:
+        """What precedes an option in context (the whitespace before ``{answer}``, e.g. ``" "``)."""
+        return self._prefix
+
+    def answer(self, i) -> str:
+        """The gold answer of example ``i`` as it appears after the prompt."""
+        i = self._check_index(i)
+        return self._prefix + self.options[int(self.labels[i])]
+
+    def demonstration(self, i) -> str:
+        """Example ``i`` as a demonstration: its own prompt (no demonstrations) + gold answer."""
+        i = self._check_index(i)
+        return "".join(t for t, _ in self._fill(self.records[i])) + self.answer(i)
+
+    def _check_index(self, i) -> int:
+        if not isinstance(i, numbers.Integral) or not -len(self) <= int(i) < len(self):
+            raise IndexError(f"example index {i!r} out of range for a task of {len(self)}")
+        return int(i) % len(self)
+
+    def with_demonstrations(self, shots: int, *, pool: Task | None = None, seed: int = 0) -> Task:
+        """Return a copy whose prompts start with ``shots`` seeded demonstrations.
+
+        Each demonstration is a filled template with its gold answer; they are joined and
+        followed by ``DEMO_SEPARATOR`` (``"\\n\\n"``). They are drawn without replacement from
+        ``pool`` (another split) or, when ``pool`` is None, from this task excluding the
+        example itself. Draws for example ``i`` use ``numpy.random.default_rng([seed, i])`` so
+        they do not depend on how many examples are taken.
+        """
+        if isinstance(shots, bool) or not isinstance(shots, numbers.Integral) or shots < 0:
+            raise ValueError(f"shots must be a non-negative integer, got {shots!r}")
+        shots = int(shots)
+        if shots == 0:
+            return self
+        if pool is not None and (pool.template != self.template or pool.options != self.options):
+            raise ValueError("the demonstration pool must share the task's template and options")
+        src = self if pool is None else pool
+        demos = _demo_prefixes(src, len(self), shots, seed, exclude_self=pool is None)
+        meta = dict(self.meta, shots=shots, seed=int(seed),
+                    demo_source="other split" if pool is not None else "same split, self excluded")
+        if pool is not None:
+            meta["demo_split"] = pool.meta.get("split")
+        return Task(self.name, self.template, self.options, self.records, self.labels, meta,
+                    self.truncatable, demos)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Sequence[dict],
+        *,
+        template: str,
+        options: Sequence[str],
+        label: str,
+        name: str = "custom",
+        truncatable: Iterable[str] | None = None,
+    ) -> Task:
+        """Build a task from a list of dicts.
+
+        Parameters
+        ----------
+        records : sequence of dict
+            Examples; each holds the template's fields and the ``label`` field.
+        template : str
+            Format string over the record fields ending in ``{answer}``, e.g.
+            ``"{text}\\nQuestion: Was that sentence positive or negative? Answer: {answer}"``.
+            Without ``{answer}`` the answer follows the template after its trailing whitespace
+            (one space if it has none).
+        options : sequence of str
+            Answer strings, e.g. ``["negative", "positive"]``.
+        label : str
+            Field holding the gold option index (an integer in ``[0, C)``).
+        truncatable : iterable of str, optional
+            Fields that may be shortened to fit a context window.
+        """
+        records = list(records)
+        if not records:
+            raise ValueError(f"task {name!r} is empty: no records")
+        labels = []
+        for i, rec in enumerate(records):
+            if not isinstance(rec, dict):
+                raise TypeError(f"record {i} must be a dict, got {type(rec).__name__}")
+            if label not in rec:
+                raise ValueError(f"record {i} has no label field {label!r}")
+            v = rec[label]
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(
+                    f"record {i}: label field {label!r} must hold an integer option index, "
+                    f"got {v!r}"
+                )
+            labels.append(int(v))
+        meta = {"source": "records", "n": len(records), "shots": 0, "seed": None}
+        return cls(name, template, list(options), records, np.asarray(labels, dtype=np.int64),
+                   meta, tuple(truncatable or ()))
+
+
+def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shots: int = 0,
+             seed: int = 0) -> Task:
+    """Load one of the paper's tasks with its Table 3 template and options.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SUPPORTED_TASKS` (``"arc"`` is ARC-Challenge).
+    data_dir : path, optional
+        Folder laid out like ``../shared/data``. Default: ``$INFODIV_DATA_DIR``, else
+        ``../shared/data`` next to the repository if it exists, else Hugging Face ``datasets``.
+    split : str, optional
+        Default ``"test"`` for AG News, ``"validation"`` (MNLI: ``validation_matched``) else.
+    n : int or None
+        Keep the first ``n`` examples of the split (None: all).
+    shots : int
+        Number of seeded demonstrations prepended to every prompt, drawn from the train split
+        when the data has one, else from the same split excluding the example.
+    seed : int
+        Seed of the demonstration draws.
+    """
+    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
+        raise ValueError(f"n must be a positive integer or None, got {n!r}")
+    if isinstance(shots, bool) or not isinstance(shots, numbers.Integral) or shots < 0:
+        raise ValueError(f"shots must be a non-negative integer, got {shots!r}")
+    spec, records, labels, meta, pool = load_task_records(name, data_dir=data_dir, split=split,
+                                                          with_pool=shots > 0)
+    full = Task(spec.name, spec.template, list(spec.options), records, labels, meta,
+                spec.truncatable)
+    task = full
+    if n is not None and n < len(full):
+        task = Task(full.name, full.template, full.options, full.records[:n], full.labels[:n],
+                    dict(meta), full.truncatable)
+    task.meta.update(n=len(task), n_available=len(full), shots=int(shots), seed=int(seed))
+    if shots:
+        if pool is not None:
+            p_records, p_labels, p_meta = pool
+            pool_task = Task(full.name, full.template, full.options, p_records, p_labels, p_meta,
+                             full.truncatable)
+            return task.with_demonstrations(shots, pool=pool_task, seed=seed)
+        # same split: draw from all of it (not only the first n), excluding the example itself
+        demos = _demo_prefixes(full, len(task), shots, seed, exclude_self=True)
+        meta = dict(task.meta, demo_source="same split, self excluded")
+        task = Task(task.name, task.template, task.options, task.records, task.labels, meta,
+                    task.truncatable, demos)
+    return task
+
+
+def _demo_prefixes(src: Task, count: int, shots: int, seed: int, *, exclude_self: bool
+                   ) -> list[str]:
+    """Demonstration prefixes for examples ``0..count-1`` drawn from ``src``.
+
+    Example ``i`` gets ``shots`` distinct records of ``src`` drawn with
+    ``numpy.random.default_rng([seed, i])`` (excluding record ``i`` when ``exclude_self``),
+    each written as :meth:`Task.demonstration` and followed by ``DEMO_SEPARATOR``.
+    """
+    n_pool = len(src) - (1 if exclude_self else 0)
+    if shots > n_pool:
+        raise ValueError(f"shots={shots} demonstrations requested but the pool holds only {n_pool}")
+    demos = []
+    for i in range(count):
+        rng = np.random.default_rng([int(seed), i])
+        idx = rng.choice(n_pool, size=shots, replace=False)
+        if exclude_self:
+            idx = idx + (idx >= i)  # skip the example itself
+        demos.append("".join(src.demonstration(int(j)) + DEMO_SEPARATOR for j in idx))
+    return demos
