@@ -5,4 +5,27 @@ numpy / scipy / scikit-learn / joblib only: this package never imports torch or 
 Bits by default (``base=2``); McGill sign convention for interaction information.
 """
 
-__all__: list[str] = []
+from estimators.api import (
+    conditional_mutual_information,
+    entropy,
+    mutual_information,
+    total_correlation,
+)
+from estimators.interaction import (
+    InformationDecomposition,
+    information_decomposition,
+    interaction_information,
+)
+from estimators.resampling import bootstrap_ci, permutation_test
+
+__all__: list[str] = [
+    "entropy",
+    "mutual_information",
+    "conditional_mutual_information",
+    "total_correlation",
+    "interaction_information",
+    "information_decomposition",
+    "InformationDecomposition",
+    "permutation_test",
+    "bootstrap_ci",
+]

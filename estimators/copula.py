@@ -1,0 +1,72 @@
+"""Gaussian-copula transform: each column to normal scores by its ranks.
+
+``method="copula"`` maps every continuous column ``x_j`` to ``z_j = Phi^{-1}(r_j / (n + 1))``
+(``r_j`` its ranks, ties broken at random with the seeded ``rng``) on the pooled sample and then
+uses the Gaussian estimators of :mod:`estimators.gaussian`. Mutual information, conditional MI and
+total correlation are invariant under such per-column monotone maps, so the copula estimate only
+assumes that the *dependence* is Gaussian, not the marginals (Ince et al. 2017, "A statistical
+framework for neuroimaging data analysis based on mutual information estimated via a Gaussian
+copula", Hum. Brain Mapp. 38).
+
+Differential entropy is not invariant: ``H(X) = H(Z) + sum_j (H(X_j) - H(Z_j))``. The
+change-of-variables term is estimated per column with the m-spacing estimator
+:func:`spacing_entropy` for ``H(X_j)`` and the Gaussian estimator for ``H(Z_j)``; it is returned
+by :func:`transform` as ``log_jacobian`` and only used by ``entropy``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import digamma, ndtri
+
+from estimators import gaussian
+from estimators._validation import jitter
+
+__all__ = ["normal_scores", "spacing_entropy", "transform"]
+
+
+def normal_scores(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Rank-to-normal transform of each column; ties broken by a seeded random order."""
+    n, d = x.shape
+    z = np.empty((n, d), dtype=np.float64)
+    grid = ndtri(np.arange(1, n + 1) / (n + 1.0))
+    for j in range(d):
+        order = np.lexsort((rng.random(n), x[:, j]))
+        z[order, j] = grid
+    return z
+
+
+def spacing_entropy(x: np.ndarray, rng: np.random.Generator) -> float:
+    """m-spacing estimate of the differential entropy (nats) of a 1-D sample.
+
+    ``H = mean_i log(x_(i+m) - x_(i)) - psi(m) + psi(n + 1)`` with ``m = round(n ** 0.25)``: for a
+    uniform sample ``E log(U_(i+m) - U_(i)) = psi(m) - psi(n + 1)``, so the digamma terms make the
+    estimator unbiased there (Vasicek 1976; van Es 1992). A small m keeps the bias from the
+    curvature of the density low (about -0.01 nats for a Gaussian at n = 2000). Ties are broken
+    with seeded jitter of relative size 1e-10 after standardising; ``log std`` is added back.
+    """
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    n = len(x)
+    m = max(1, int(round(n ** 0.25)))
+    if n <= m:
+        raise ValueError(f"spacing entropy needs more than {m} samples, got n={n}")
+    std = x.std()
+    scale = std if std > 0 else 1.0
+    s = np.sort(jitter(x[:, None], rng)[:, 0])
+    return float(np.mean(np.log(s[m:] - s[:-m])) - digamma(m) + digamma(n + 1) + np.log(scale))
+
+
+def transform(x: np.ndarray, *, rng: np.random.Generator, with_jacobian: bool = False,
+              bias_correction: bool = True):
+    """Normal scores of ``x`` and, if asked, the entropy change ``sum_j H(X_j) - H(Z_j)`` (nats).
+
+    Returns ``(z, log_jacobian)``; ``log_jacobian`` is 0.0 unless ``with_jacobian``.
+    """
+    z = normal_scores(x, rng)
+    if not with_jacobian:
+        return z, 0.0
+    offset = 0.0
+    for j in range(x.shape[1]):
+        offset += spacing_entropy(x[:, j], rng)
+        offset -= gaussian.entropy(z[:, j:j + 1], rng=rng, bias_correction=bias_correction)
+    return z, offset
