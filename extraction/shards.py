@@ -1,0 +1,111 @@
+"""Checksummed, atomically written shards of a running extraction (resume support).
+
+Shards live in a hidden sibling of the output directory, ``.<name>.partial/``, so the output
+path itself only ever holds a complete :class:`~extraction.contributions.Contributions` run
+(written by ``Contributions.save``). Each shard ``shard-00003.npz`` has a sidecar
+``shard-00003.json`` holding its sha256; both are written to a temporary file and renamed. A
+``manifest.json`` records a fingerprint of everything that determines the results (weights,
+inputs, option ids, granularity, batch plan): shards from a different configuration are never
+reused. A missing, truncated or corrupt shard is reported as absent and recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ShardStore", "partial_dir"]
+
+
+def partial_dir(out) -> Path:
+    out = Path(out)
+    return out.parent / f".{out.name}.partial"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class ShardStore:
+    """Shard directory for one extraction identified by ``fingerprint``.
+
+    Parameters
+    ----------
+    out : path
+        Final output directory; shards go to :func:`partial_dir` ``(out)``.
+    fingerprint : str
+        Hash of the configuration; an existing partial directory with another fingerprint is
+        discarded (with a warning), as is any partial directory when ``resume`` is False.
+    """
+
+    def __init__(self, out, fingerprint: str, *, resume: bool = True):
+        self.dir = partial_dir(out)
+        self.fingerprint = fingerprint
+        manifest = self.dir / "manifest.json"
+        if self.dir.exists():
+            old = None
+            try:
+                old = json.loads(manifest.read_text()).get("fingerprint")
+            except (OSError, ValueError):
+                pass
+            if not resume or old != fingerprint:
+                if resume:
+                    warnings.warn(f"discarding shards in {self.dir}: they were made with a "
+                                  "different model, task or settings", stacklevel=3)
+                shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not manifest.is_file():
+            _atomic_write_bytes(manifest, json.dumps({"fingerprint": fingerprint}).encode())
+
+    def _paths(self, i: int) -> tuple[Path, Path]:
+        return self.dir / f"shard-{i:05d}.npz", self.dir / f"shard-{i:05d}.json"
+
+    def load(self, i: int) -> dict[str, np.ndarray] | None:
+        """Arrays of shard ``i``, or None when it is absent, truncated or corrupt."""
+        npz, side = self._paths(i)
+        if not npz.is_file() or not side.is_file():
+            return None
+        try:
+            recorded = json.loads(side.read_text())
+            if recorded.get("sha256") != _sha256(npz):
+                raise ValueError("checksum mismatch")
+            with np.load(npz) as z:
+                return {k: z[k] for k in z.files}
+        except (OSError, ValueError, KeyError, EOFError) as exc:
+            warnings.warn(f"shard {npz.name} is corrupt ({exc}); recomputing it", stacklevel=2)
+            npz.unlink(missing_ok=True)
+            side.unlink(missing_ok=True)
+            return None
+
+    def save(self, i: int, arrays: dict[str, np.ndarray]) -> None:
+        """Write shard ``i`` atomically: npz first, then its checksum sidecar."""
+        npz, side = self._paths(i)
+        tmp = npz.with_name(f".{npz.name}.tmp-{os.getpid()}")
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, npz)
+        _atomic_write_bytes(side, json.dumps({"sha256": _sha256(npz)}).encode())
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)

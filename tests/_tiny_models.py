@@ -1,0 +1,122 @@
+"""Tiny random-weight causal LMs of every supported family, built from configs (no downloads).
+
+``tiny_model(family, folder)`` builds the model from its config, gives it O(1) random weights
+(norm gains around 1, non-zero biases and LayerNorm betas, so every term of the decomposition is
+exercised), saves it with ``save_pretrained`` together with a small word-level tokenizer, and
+loads both back through :func:`extraction.models.load_model` (``from_pretrained``). Dropout
+probabilities are non-zero on purpose: extraction must switch them off.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+WORDS = ("the a movie film was is good bad great awful not very it this plot actors story "
+         "fun boring loved hated Question: Was that sentence positive or negative? Answer: "
+         "and but with of to I really").split()
+
+FAMILIES = ("llama", "mistral", "qwen2", "phi3", "gpt2", "gpt_neox", "gemma", "gemma2",
+            "llama_shared")
+# module whose INPUT is the residual after the attention write (None: parallel block)
+MID_RESIDUAL = {"llama": "post_attention_layernorm", "mistral": "post_attention_layernorm",
+                "qwen2": "post_attention_layernorm", "phi3": "post_attention_layernorm",
+                "gemma": "post_attention_layernorm", "gemma2": "pre_feedforward_layernorm",
+                "gpt2": "ln_2", "gpt_neox": None, "llama_shared": "post_attention_layernorm"}
+
+D, FF, LAYERS, HEADS = 32, 64, 2, 4
+
+
+def make_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>", "<unk>"]
+    vocab = {w: i for i, w in enumerate(specials + sorted(set(WORDS)))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[
+        ("<s>", vocab["<s>"])])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>", pad_token="<pad>")
+
+
+def _config(family: str, vocab: int):
+    import transformers as tf
+
+    common = dict(vocab_size=vocab, hidden_size=D, intermediate_size=FF,
+                  num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                  max_position_embeddings=128, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  tie_word_embeddings=False)
+    if family in ("llama", "llama_shared"):
+        return tf.LlamaConfig(num_key_value_heads=2, attention_dropout=0.1, **common)
+    if family == "mistral":
+        return tf.MistralConfig(num_key_value_heads=2, sliding_window=None, **common)
+    if family == "qwen2":
+        return tf.Qwen2Config(num_key_value_heads=2, attention_dropout=0.1, **common)
+    if family == "phi3":
+        return tf.Phi3Config(num_key_value_heads=4, resid_pdrop=0.1, embd_pdrop=0.1,
+                             attention_dropout=0.1, original_max_position_embeddings=128,
+                             **common)
+    if family == "gemma":
+        return tf.GemmaConfig(num_key_value_heads=2, head_dim=8, **common)
+    if family == "gemma2":
+        return tf.Gemma2Config(num_key_value_heads=2, head_dim=8, query_pre_attn_scalar=8,
+                               sliding_window=16, final_logit_softcapping=5.0,
+                               attn_logit_softcapping=50.0, **common)
+    if family == "gpt2":
+        return tf.GPT2Config(vocab_size=vocab, n_embd=D, n_layer=LAYERS, n_head=HEADS,
+                             n_positions=128, resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1,
+                             bos_token_id=1, eos_token_id=2)
+    if family == "gpt_neox":
+        return tf.GPTNeoXConfig(use_parallel_residual=True, hidden_dropout=0.1,
+                                attention_dropout=0.1, **common)
+    raise ValueError(family)
+
+
+def randomize(model, seed: int = 0) -> None:
+    """O(1) random weights: matrices N(0, 1/fan_in), gains 1 + N(0, 0.3²), biases N(0, 0.1²)."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.ndim >= 2:
+                fan_in = p.shape[0] if "c_" in name.split(".")[-2] else p.shape[-1]
+                p.copy_(torch.randn(p.shape, generator=gen) / fan_in ** 0.5)
+            elif "norm" in name or "ln_" in name or "layernorm" in name:
+                base = 0.0 if "bias" in name else (0.0 if "gemma" in type(model).__name__.lower()
+                                                   else 1.0)
+                p.copy_(base + 0.3 * torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
+
+
+def share_layers(model, repeats: int = 2):
+    """MobileLLM-style immediate block-wise layer sharing: every block runs ``repeats`` times."""
+    base = model.model
+    base.layers = torch.nn.ModuleList([blk for blk in base.layers for _ in range(repeats)])
+    model.config.num_hidden_layers = len(base.layers)
+    model.config.use_cache = False
+    return model
+
+
+def tiny_model(family: str, folder, *, dtype="float32", seed: int = 0):
+    """Build, save (``save_pretrained``) and reload a tiny model of ``family``."""
+    import transformers as tf
+
+    from extraction.models import load_model
+
+    folder = Path(folder)
+    tok = make_tokenizer()
+    config = _config(family, len(tok))
+    model = tf.AutoModelForCausalLM.from_config(config)
+    randomize(model, seed)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    model, _ = load_model(folder, device="cpu", dtype=dtype)
+    # transformers 5 maps some model types (qwen2) to their own tokenizer class, which would
+    # re-split our word-level vocabulary: reload it as the generic fast tokenizer it is.
+    tok = tf.PreTrainedTokenizerFast.from_pretrained(folder)
+    if family == "llama_shared":
+        share_layers(model)
+    return model, tok
