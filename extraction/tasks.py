@@ -78,7 +78,7 @@ def _parse_template(template: str) -> tuple[list[tuple[str, str | None]], str]:
     return pieces, prefix
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Task:
     """A classification task: records, a template, answer options and gold labels.
 
@@ -152,6 +152,11 @@ class Task:
 
     def __len__(self) -> int:
         return len(self.records)
+
+    def __repr__(self) -> str:
+        shots = self.meta.get("shots", 0)
+        return (f"Task(name={self.name!r}, n={len(self)}, options={self.options!r}, "
+                f"shots={shots}, template={self.template!r})")
 
     @property
     def fields(self) -> list[str]:
@@ -274,7 +279,8 @@ class Task:
                     f"got {v!r}"
                 )
             labels.append(int(v))
-        meta = {"source": "records", "n": len(records), "shots": 0, "seed": None}
+        meta = {"task": name, "source": "records", "n": len(records), "shots": 0, "seed": None,
+                "template": template, "options": [str(o) for o in options]}
         return cls(name, template, list(options), records, np.asarray(labels, dtype=np.int64),
                    meta, tuple(truncatable or ()))
 
@@ -286,7 +292,9 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
     Parameters
     ----------
     name : str
-        One of :data:`SUPPORTED_TASKS` (``"arc"`` is ARC-Challenge).
+        One of :data:`SUPPORTED_TASKS` (``"arc"`` is ARC-Challenge). File layouts, label
+        mappings and the ARC rule (four-choice questions only; the dropped count is in
+        ``meta["dropped"]``) are documented in :mod:`extraction.datasets`.
     data_dir : path, optional
         Folder laid out like ``../shared/data``. Default: ``$INFODIV_DATA_DIR``, else
         ``../shared/data`` next to the repository if it exists, else Hugging Face ``datasets``.
@@ -299,6 +307,20 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
         when the data has one, else from the same split excluding the example.
     seed : int
         Seed of the demonstration draws.
+
+    Returns
+    -------
+    Task
+        ``meta`` holds task, split, source_files, n_rows (rows in the files), dropped, n,
+        n_available, shots, seed, template, options (and demo_source / demo_split with shots).
+
+    Raises
+    ------
+    ValueError
+        Unknown task (the message lists :data:`SUPPORTED_TASKS`), unknown split, bad ``n`` /
+        ``shots``, malformed rows or labels outside the options, an empty task.
+    FileNotFoundError
+        No data file: the message names the folder and the expected relative paths.
     """
     if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
         raise ValueError(f"n must be a positive integer or None, got {n!r}")
