@@ -19,6 +19,7 @@ Choices documented here:
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 from collections.abc import Callable
@@ -175,7 +176,7 @@ SPECS: dict[str, TaskSpec] = {
         "False? {answer}", ("False", "True"), ("passage",),
         {"validation": ("superglue/BoolQ/val.jsonl", "super_glue/boolq/validation*"),
          "train": ("superglue/BoolQ/train.jsonl", "super_glue/boolq/train*")},
-        _boolq, hf=("super_glue", "boolq")),
+        _boolq, hf=("aps/super_glue", "boolq")),
     "mnli": TaskSpec(
         "mnli", "Suppose it’s true that {text1} Then, is \"{text2}\" {options} {answer}",
         ("Always", "Sometimes", "Never"), ("text1",),
@@ -192,7 +193,7 @@ SPECS: dict[str, TaskSpec] = {
         {"validation": ("superglue/RTE/val.jsonl", "super_glue/rte/validation*",
                         "glue/rte/validation*", "glue/rte/dev.tsv"),
          "train": ("superglue/RTE/train.jsonl", "glue/rte/train*")},
-        _rte, hf=("super_glue", "rte")),
+        _rte, hf=("aps/super_glue", "rte")),
     "sst2": TaskSpec(
         "sst2", "{text}\nQuestion: Was that sentence positive or negative? Answer: {answer}",
         ("negative", "positive"), ("text",),
@@ -203,7 +204,7 @@ SPECS: dict[str, TaskSpec] = {
         "{sentence1}\n{sentence2} {answer}", ("No", "Yes"), (),
         {"validation": ("superglue/WiC/val.jsonl", "super_glue/wic/validation*"),
          "train": ("superglue/WiC/train.jsonl", "super_glue/wic/train*")},
-        _wic, hf=("super_glue", "wic")),
+        _wic, hf=("aps/super_glue", "wic")),
 }
 _ALIASES = {"arc": "arc_challenge", "agnews": "ag_news", "sst_2": "sst2"}
 SUPPORTED_TASKS: tuple[str, ...] = tuple(sorted(SPECS) + ["arc"])
@@ -217,6 +218,22 @@ def default_data_dir() -> Path | None:
         return Path(env)
     cand = _ROOT.parent / "shared" / "data"
     return cand if cand.is_dir() else None
+
+
+def _hf_available() -> bool:
+    return importlib.util.find_spec("datasets") is not None
+
+
+def _sources(data_dir) -> list:
+    """Where to look, in order: an explicit ``data_dir`` or ``$INFODIV_DATA_DIR`` alone;
+    otherwise Hugging Face ``datasets`` (when importable) and then ``../shared/data``."""
+    if data_dir is not None:
+        return [Path(data_dir)]
+    if os.environ.get("INFODIV_DATA_DIR"):
+        return [default_data_dir()]
+    out: list = ["hf"] if _hf_available() else []
+    local = default_data_dir()
+    return out + ([local] if local is not None else [])
 
 
 def get_spec(name: str) -> TaskSpec:
@@ -249,16 +266,12 @@ def _read_rows(path: Path, spec: TaskSpec) -> list[dict]:
 
 
 def _find_files(spec: TaskSpec, data_dir: Path, split: str) -> list[Path]:
-    if split not in spec.files:
-        raise ValueError(f"{spec.name}: unknown split {split!r}; known: {sorted(spec.files)}")
     for pattern in spec.files[split]:
         found = sorted(p for p in data_dir.glob(pattern) if p.is_file()
                        and p.suffix.lower() in (".jsonl", ".parquet", ".tsv", ".csv"))
         if found:
             return found
-    raise FileNotFoundError(
-        f"{spec.name} ({split}): no data file in {data_dir}; expected one of "
-        f"{', '.join(spec.files[split])}")
+    raise FileNotFoundError(f"no data file in {data_dir}")
 
 
 def _normalize(spec: TaskSpec, rows: list[dict], where: str):
@@ -280,18 +293,18 @@ def _normalize(spec: TaskSpec, rows: list[dict], where: str):
     return records, np.asarray(labels, dtype=np.int64), dropped
 
 
-def _load_split(spec: TaskSpec, data_dir: Path | None, split: str):
-    """Rows of one split as (records, labels, meta)."""
-    if data_dir is not None:
-        paths = _find_files(spec, Path(data_dir), split)
-        rows = [r for p in paths for r in _read_rows(p, spec)]
-        where = ", ".join(str(p) for p in paths)
-        source = [str(p) for p in paths]
+def _load_split(spec: TaskSpec, source, split: str):
+    """Rows of one split from ``source`` (a folder or ``"hf"``) as (records, labels, meta)."""
+    if source == "hf":
+        rows, where = _load_hf(spec, split), f"datasets:{spec.hf[0]}/{spec.hf[1]}:{split}"
+        files = [where]
     else:
-        rows, where = _load_hf(spec, split), f"datasets:{spec.hf}"
-        source = [where]
+        paths = _find_files(spec, Path(source), split)
+        rows = [r for p in paths for r in _read_rows(p, spec)]
+        files = [str(p) for p in paths]
+        where = ", ".join(files)
     records, labels, dropped = _normalize(spec, rows, where)
-    meta = {"task": spec.name, "split": split, "source_files": source, "n_rows": len(rows),
+    meta = {"task": spec.name, "split": split, "source_files": files, "n_rows": len(rows),
             "dropped": dropped, "template": spec.template, "options": list(spec.options)}
     if spec.normalize is _arc:
         meta["dropped_reason"] = "ARC questions without exactly four choices"
@@ -299,21 +312,15 @@ def _load_split(spec: TaskSpec, data_dir: Path | None, split: str):
 
 
 def _load_hf(spec: TaskSpec, split: str) -> list[dict]:
-    """Rows from Hugging Face ``datasets`` (only used without a local data folder)."""
-    expected = {s: pats for s, pats in spec.files.items()}
-    try:
-        import datasets
-    except ImportError:
-        raise FileNotFoundError(
-            f"{spec.name}: no data folder (pass data_dir= or set INFODIV_DATA_DIR; files "
-            f"expected like {expected[split] if split in expected else expected}) and the "
-            "'datasets' package is not installed") from None
+    """Rows from Hugging Face ``datasets`` by name (any failure -> FileNotFoundError)."""
+    import datasets
+
     hf_split = "validation_matched" if (spec.name == "mnli" and split == "validation") else split
     try:
         ds = datasets.load_dataset(spec.hf[0], spec.hf[1], split=hf_split)
-    except Exception as exc:  # network/hub errors of any kind
-        raise FileNotFoundError(f"{spec.name}: no data folder and datasets.load_dataset"
-                                f"{(spec.hf[0], spec.hf[1], hf_split)} failed: {exc}") from exc
+    except Exception as exc:  # offline, hub errors, unknown split: fall back to local files
+        raise FileNotFoundError(f"datasets.load_dataset{(spec.hf[0], spec.hf[1], hf_split)} "
+                                f"failed: {type(exc).__name__}: {exc}") from exc
     return [dict(r) for r in ds]
 
 
@@ -321,20 +328,34 @@ def load_task_records(name: str, *, data_dir=None, split: str | None = None,
                       with_pool: bool = False):
     """Load one task: ``(spec, records, labels, meta, pool)``.
 
-    With ``with_pool``, ``pool`` is ``(records, labels, meta)`` of the train split when the data
-    has one (used for demonstrations) and the evaluated split is not itself train; else None.
+    Sources are tried in the order of :func:`_sources`. With ``with_pool``, ``pool`` is
+    ``(records, labels, meta)`` of the train split of the same source when it has one (used for
+    demonstrations) and the evaluated split is not itself train; else None.
     """
     spec = get_spec(name)
     split = spec.default_split if split is None else _SPLIT_ALIASES.get(split, split)
-    if data_dir is None:
-        data_dir = default_data_dir()
-    records, labels, meta = _load_split(spec, data_dir, split)
-    if spec.name == "mnli":
-        meta["split"] = "validation_matched" if split == "validation" else split
-    pool = None
-    if with_pool and split != "train" and data_dir is not None and "train" in spec.files:
+    if split not in spec.files:
+        raise ValueError(f"{spec.name}: unknown split {split!r}; known: {sorted(spec.files)}")
+    errors = []
+    for source in _sources(data_dir):
         try:
-            pool = _load_split(spec, data_dir, "train")
-        except FileNotFoundError:
-            pool = None
-    return spec, records, labels, meta, pool
+            records, labels, meta = _load_split(spec, source, split)
+        except FileNotFoundError as exc:
+            errors.append(str(exc))
+            continue
+        if errors:
+            meta["fallback_from"] = errors
+        if spec.name == "mnli":
+            meta["split"] = "validation_matched" if split == "validation" else split
+        pool = None
+        if with_pool and split != "train" and "train" in spec.files:
+            try:
+                pool = _load_split(spec, source, "train")
+            except FileNotFoundError:
+                pool = None
+        return spec, records, labels, meta, pool
+    if not errors:
+        errors.append("no data folder: pass data_dir=, set INFODIV_DATA_DIR or create "
+                      f"{_ROOT.parent / 'shared' / 'data'}; 'datasets' is not installed")
+    raise FileNotFoundError(f"{spec.name} ({split}): " + "; ".join(errors) + "; files expected "
+                            f"under a data folder as one of {', '.join(spec.files[split])}")

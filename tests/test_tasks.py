@@ -6,6 +6,8 @@ import csv
 import json
 import re
 import shutil
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -408,18 +410,60 @@ def test_get_task_bad_arguments(shared_data_dir, kw, match):
         get_task("sst2", data_dir=shared_data_dir, **kw)
 
 
-def test_default_data_dir_env_and_hf_fallback(monkeypatch, tmp_path):
+def test_default_data_dir_env(monkeypatch, tmp_path):
     _write(tmp_path / "glue/sst2/dev.tsv", [{"sentence": "great fun", "label": 1},
                                            {"sentence": "dull", "label": 0}], "tsv")
     monkeypatch.setenv("INFODIV_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(ds, "_hf_available", lambda: True)  # the env var wins over the hub
     task = get_task("sst2")
     assert task.labels.tolist() == [1, 0] and task.meta["source_files"][0].startswith(str(tmp_path))
-    monkeypatch.delenv("INFODIV_DATA_DIR")
+
+
+def test_no_data_anywhere(monkeypatch):
+    monkeypatch.delenv("INFODIV_DATA_DIR", raising=False)
     monkeypatch.setattr(ds, "default_data_dir", lambda: None)
-    try:
-        import datasets  # noqa: F401
-    except ImportError:
-        with pytest.raises(FileNotFoundError, match="'datasets' package is not installed"):
-            get_task("sst2")
-    else:  # pragma: no cover - only where datasets is installed
-        pytest.skip("datasets installed; the hub path is not exercised offline")
+    monkeypatch.setattr(ds, "_hf_available", lambda: False)
+    with pytest.raises(FileNotFoundError, match=r"no data folder.*'datasets' is not installed"):
+        get_task("sst2")
+
+
+HF_ARC = [  # Hugging Face ai2_arc rows
+    {"id": "q1", "question": "Which is a planet?", "answerKey": "2",
+     "choices": {"text": ["Moon", "Mars", "Sun", "Comet"], "label": ["1", "2", "3", "4"]}},
+    {"id": "q2", "question": "Pick E", "answerKey": "E",
+     "choices": {"text": list("abcde"), "label": list("ABCDE")}},
+    {"id": "q3", "question": "Water freezes at?", "answerKey": "A",
+     "choices": {"text": ["0 C", "50 C", "100 C", "20 C"], "label": list("ABCD")}},
+]
+
+
+def test_hugging_face_path_with_a_fake_datasets_module(monkeypatch, shared_data_dir):
+    calls = []
+
+    def load_dataset(path, config, split):
+        calls.append((path, config, split))
+        if path == "allenai/ai2_arc":
+            return HF_ARC if split == "validation" else HF_ARC[2:]
+        if path == "aps/super_glue" and config == "boolq":
+            return [{"passage": "p", "question": "q", "label": 1, "idx": 0}]
+        raise ConnectionError("offline")
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    monkeypatch.delenv("INFODIV_DATA_DIR", raising=False)
+    monkeypatch.setattr(ds, "_hf_available", lambda: True)
+    monkeypatch.setattr(ds, "default_data_dir", lambda: shared_data_dir)
+    arc = get_task("arc", shots=1)
+    assert calls == [("allenai/ai2_arc", "ARC-Challenge", "validation"),
+                     ("allenai/ai2_arc", "ARC-Challenge", "train")]
+    assert len(arc) == 2 and arc.meta["dropped"] == 1 and arc.labels.tolist() == [1, 0]
+    assert arc.meta["source_files"] == ["datasets:allenai/ai2_arc/ARC-Challenge:validation"]
+    assert arc.prompt(0).endswith("question.\n\nWhich is a planet? \n\nOptions:\n- A: Moon\n"
+                                  "- B: Mars\n- C: Sun\n- D: Comet")
+    assert arc.demonstrations[0].endswith(" \n\nOptions:\n- A: 0 C\n- B: 50 C\n- C: 100 C\n"
+                                          "- D: 20 C A\n\n")
+    boolq = get_task("boolq")
+    assert boolq.labels.tolist() == [1] and boolq.answer(0) == " True"
+    # the hub fails (offline): fall back to ../shared/data and say so
+    sst2 = get_task("sst2")
+    assert len(sst2) == 872 and "ConnectionError: offline" in sst2.meta["fallback_from"][0]
+    assert sst2.meta["source_files"][0].startswith(str(shared_data_dir))
