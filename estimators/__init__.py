@@ -11,6 +11,8 @@ from estimators.api import (
     mutual_information,
     total_correlation,
 )
+from estimators.bvc import BiasVarianceCovariance, bias_variance_covariance
+from estimators.ensemble import BiasDiversity, PaperEq14, bias_diversity, paper_eq14
 from estimators.interaction import (
     InformationDecomposition,
     information_decomposition,
@@ -28,4 +30,10 @@ __all__: list[str] = [
     "InformationDecomposition",
     "permutation_test",
     "bootstrap_ci",
+    "bias_diversity",
+    "paper_eq14",
+    "bias_variance_covariance",
+    "BiasDiversity",
+    "PaperEq14",
+    "BiasVarianceCovariance",
 ]
