@@ -139,13 +139,18 @@ def test_xor_synergy():
 
 
 def test_null_shuffled_labels_within_two_se_and_negative_kept():
-    def est(s, r):
+    def mixed(s, r):
         u, y = label_model(1000, s)
         return knn.mixed_mutual_information(u, np.random.default_rng(s).permutation(y), k=3, rng=r)
 
-    v = over_seeds(est)
-    assert abs(v.mean()) <= 2 * v.std(ddof=1) / np.sqrt(S)
-    assert v.min() < 0  # negative estimates come back as they are, not clamped
+    def ksg(s, r):  # shuffled rows of y: KSG on 2+2 dims under independence
+        x, y = np.split(gaussian(C4, 1000, s), 2, axis=1)
+        return knn.mutual_information(x, np.random.default_rng(s).permutation(y), k=3, rng=r)
+
+    for estimate in (mixed, ksg):
+        v = over_seeds(estimate)
+        assert abs(v.mean()) <= 2 * v.std(ddof=1) / np.sqrt(S)
+        assert v.min() < 0  # negative estimates come back as they are, not clamped
 
 
 # ------------------------------------------------------------ exact counts vs naive reference
