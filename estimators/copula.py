@@ -26,13 +26,18 @@ __all__ = ["normal_scores", "spacing_entropy", "transform"]
 
 
 def normal_scores(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Rank-to-normal transform of each column; ties broken by a seeded random order."""
+    """Rank-to-normal transform of each column; ties broken by a seeded random order.
+
+    The rows are put in one seeded random order before every column is sorted, so the ranks of
+    tied values depend on that order (reproducible for a seed, different across seeds) and
+    identical columns get identical ranks.
+    """
     n, d = x.shape
-    z = np.empty((n, d), dtype=np.float64)
+    perm = rng.permutation(n)
+    order = perm[np.argsort(x[perm], axis=0)]
     grid = ndtri(np.arange(1, n + 1) / (n + 1.0))
-    for j in range(d):
-        order = np.lexsort((rng.random(n), x[:, j]))
-        z[order, j] = grid
+    z = np.empty((n, d), dtype=np.float64)
+    np.put_along_axis(z, order, np.broadcast_to(grid[:, None], (n, d)), axis=0)
     return z
 
 

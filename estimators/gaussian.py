@@ -84,13 +84,15 @@ def _logdet(cov: np.ndarray, n: int, bias_correction: bool) -> float:
     d = cov.shape[0]
     if n <= d:
         logdet_bias(d, n)  # raises with the numbers
-    sign, value = np.linalg.slogdet(cov)
-    if sign <= 0:
+    try:  # Cholesky: log det = 2 sum log diag(L), several times faster than an LU slogdet
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
         raise ValueError(
             f"sample covariance of dimension {d} is not positive definite (n={n}); "
             "the Gaussian estimator cannot be used on these data"
-        )
-    return float(value - logdet_bias(d, n)) if bias_correction else float(value)
+        ) from None
+    value = 2.0 * float(np.sum(np.log(np.diagonal(chol))))
+    return value - logdet_bias(d, n) if bias_correction else value
 
 
 def _block_logdets(cov: np.ndarray, sizes: list[int], n: int, bias_correction: bool) -> float:
@@ -100,11 +102,14 @@ def _block_logdets(cov: np.ndarray, sizes: list[int], n: int, bias_correction: b
         m = len(sizes)
         idx = np.arange(m * d).reshape(m, d)
         stack = cov[idx[:, :, None], idx[:, None, :]]
-        sign, values = np.linalg.slogdet(stack)
-        if np.any(sign <= 0):
-            raise ValueError("a block covariance is not positive definite")
+        try:
+            chol = np.linalg.cholesky(stack)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"a {d}x{d} block covariance is not positive definite (n={n})"
+                             ) from None
+        values = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum()
         correction = m * logdet_bias(d, n) if bias_correction else 0.0
-        return float(values.sum() - correction)
+        return float(values - correction)
     edges = np.cumsum([0, *sizes])
     return sum(_logdet(cov[a:b, a:b], n, bias_correction) for a, b in zip(edges[:-1], edges[1:]))
 
