@@ -1,0 +1,196 @@
+"""extract(): batching, bad input, half precision, meta, run directories, load_model, CLI."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+from _tiny_models import tiny_model
+from test_architectures import TEXTS, tiny_task
+
+from extraction.contributions import Contributions
+from extraction.extract import EXACTNESS_RTOL, extract, plan_batches
+from extraction.models import SMOLLM2_HUB_ID, resolve_model_name
+from extraction.prompts import encode_task
+from extraction.shards import partial_dir
+from extraction.tasks import Task
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gpt2")
+    model, tok = tiny_model("gpt2", folder)
+    return folder, model, tok
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("llama")
+    model, tok = tiny_model("llama", folder)
+    return folder, model, tok
+
+
+class DuckTask:
+    """Minimal task-like object, to reach extract's own checks."""
+
+    def __init__(self, labels, options=("negative", "positive")):
+        self.labels = np.asarray(labels, dtype=np.int64)
+        self.options, self.name = list(options), "duck"
+
+    def __len__(self):
+        return len(self.labels)
+
+
+def test_plan_batches_sorted_and_budgeted():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 50, size=101)
+    for plan in (plan_batches(lengths, 8), plan_batches(lengths, "auto", 200, 16)):
+        order = np.concatenate(plan)
+        assert sorted(order.tolist()) == list(range(101))
+        assert np.all(np.diff(lengths[order]) <= 0)           # longest first
+    fixed = plan_batches(lengths, 8)
+    assert [len(b) for b in fixed] == [8] * 12 + [5]
+    for b in plan_batches(lengths, "auto", 200, 16):
+        assert len(b) <= 16 and (len(b) == 1 or len(b) * lengths[b].max() <= 200)
+    with pytest.raises(ValueError, match="batch_size"):
+        plan_batches(lengths, 0)
+
+
+def test_results_do_not_depend_on_batching(gpt2):
+    # GPT-2 has absolute learned positions: wrong position ids under left padding would show
+    _, model, tok = gpt2
+    task = tiny_task()
+    runs = [extract(model, tok, task, batch_size=b, progress=False) for b in (1, 2, 7, "auto")]
+    for c in runs[1:]:
+        np.testing.assert_allclose(c.u, runs[0].u, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(c.logits, runs[0].logits, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(c.scale, runs[0].scale, rtol=1e-5)
+    # LayerNorm: the constant member is W_opt·beta (+ no LM-head bias in GPT-2)
+    w = model.lm_head.weight.detach()[runs[0].option_ids].double()
+    beta = model.transformer.ln_f.bias.detach().double()
+    np.testing.assert_allclose(runs[0].bias, (w @ beta).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_bad_input_raises_clear_errors(llama):
+    _, model, tok = llama
+    with pytest.raises(ValueError, match="no examples"):
+        extract(model, tok, DuckTask([]), progress=False)
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 2\)"):
+        extract(model, tok, DuckTask([0, 2, 1]), progress=False)
+    with pytest.raises(ValueError, match="outside the 2 options"):
+        Task.from_records([{"text": "good", "label": 3}], template="{text} Answer:",
+                          options=["negative", "positive"], label="label")
+    with pytest.raises(ValueError, match="granularity"):
+        extract(model, tok, tiny_task(), granularity="neuron", progress=False)
+    with pytest.raises(ValueError, match="batch_size"):
+        extract(model, tok, tiny_task(), batch_size=0, progress=False)
+
+
+def test_model_without_lm_head_and_unsupported_family(llama, tmp_path):
+    import transformers as tf
+
+    folder, _, tok = llama
+    base = tf.AutoModel.from_pretrained(folder)
+    with pytest.raises(ValueError, match="no causal LM head"):
+        extract(base, tok, tiny_task(), progress=False)
+    opt = tf.OPTForCausalLM(tf.OPTConfig(vocab_size=len(tok), hidden_size=16, ffn_dim=32,
+                                         num_hidden_layers=1, num_attention_heads=2,
+                                         word_embed_proj_dim=16))
+    with pytest.raises(ValueError, match=r"unsupported architecture 'opt'.*gpt2.*llama"):
+        extract(opt, tok, tiny_task(), progress=False)
+
+
+def test_nan_logits_raise_and_leave_no_valid_run(tmp_path):
+    model, tok = tiny_model("llama", tmp_path / "m")
+    with torch.no_grad():
+        model.model.layers[1].mlp.down_proj.weight[3, 5] = float("nan")
+    out = tmp_path / "run"
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        extract(model, tok, tiny_task(), out=out, progress=False)
+    assert not out.exists()
+    assert not list(partial_dir(out).glob("shard-*"))
+    with pytest.raises(FileNotFoundError):
+        Contributions.load(out)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_projects_in_float32_and_reports_tolerance(tmp_path, dtype):
+    model, tok = tiny_model("llama", tmp_path, dtype=dtype)
+    assert next(model.parameters()).dtype == getattr(torch, dtype)
+    task = tiny_task()
+    c = extract(model, tok, task, batch_size=3, progress=False)
+    assert c.u.dtype == np.float32 and c.meta["projection_dtype"] == "float32"
+    assert c.meta["dtype"] == dtype and c.meta["exactness_rtol"] == EXACTNESS_RTOL[dtype]
+    rel = c.exactness_error() / (1 + np.abs(c.logits).max(axis=1))
+    assert c.meta["max_relative_exactness_error"] == pytest.approx(rel.max(), rel=1e-3)
+    assert rel.max() <= EXACTNESS_RTOL[dtype] and c.meta["exactness_ok"]
+    enc = encode_task(tok, task, max_length=128)
+    for i, ids in enumerate(enc.input_ids):   # the model's own half-precision logits
+        with torch.no_grad():
+            ref = model(torch.tensor([ids])).logits[0, -1, enc.option_ids].float().numpy()
+        assert np.abs(ref - c.logits[i]).max() <= EXACTNESS_RTOL[dtype] * (1 + np.abs(ref).max())
+
+
+def test_run_directory_meta_and_truncation(llama, tmp_path):
+    folder, model, tok = llama
+    long_texts = TEXTS + [" ".join(["very"] * 60) + " good"]
+    recs = [{"text": t, "label": i % 2} for i, t in enumerate(long_texts)]
+    task = Task.from_records(recs, template="{text} Question: Was that sentence positive or "
+                             "negative? Answer:", options=["negative", "positive"],
+                             label="label", truncatable=["text"])
+    out = tmp_path / "run"
+    c = extract(model, tok, task, out=out, progress=False, max_length=20)
+    too_long = sum(len(ids) > 20 for ids in encode_task(tok, task, max_length=None).input_ids)
+    assert too_long >= 2 and c.meta["n_truncated"] == too_long and c.meta["exactness_ok"]
+    loaded = Contributions.load(out)
+    np.testing.assert_array_equal(loaded.u, c.u)
+    assert loaded.names == c.names and loaded.options == ["negative", "positive"]
+    m = loaded.meta
+    sha = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+    assert m["model"]["weights_sha256"] == sha and m["family"] == "llama"
+    assert m["template"] == task.template and m["options"] == ["negative", "positive"]
+    assert m["device"] == "cpu" and m["dtype"] == "float32" and "seed" in m
+    assert set(m["versions"]) >= {"torch", "transformers", "numpy", "infodiv"}
+    assert len(m["exactness_error"]) == len(task) and m["max_length"] == 20
+    assert not partial_dir(out).exists()
+
+
+def test_device_map_auto_is_accepted(llama):
+    from extraction.models import load_model
+
+    folder, model, tok = llama
+    mapped, _ = load_model(folder, device="device_map", dtype="float32")
+    a = extract(mapped, tok, tiny_task(), progress=False)
+    b = extract(model, tok, tiny_task(), progress=False)
+    np.testing.assert_allclose(a.u, b.u, rtol=1e-5, atol=1e-6)
+
+
+def test_model_name_resolution(tmp_path, monkeypatch):
+    import extraction.models as models
+
+    gguf = tmp_path / "pkg" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf.parent.mkdir()
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setattr(models, "_smollm2_gguf", lambda: gguf)
+    assert resolve_model_name("smollm2-135m") == (str(gguf.parent), gguf.name)
+    assert resolve_model_name(str(gguf)) == (str(gguf.parent), gguf.name)
+    monkeypatch.setattr(models, "_smollm2_gguf", lambda: None)
+    assert resolve_model_name("SmolLM2-135M") == (SMOLLM2_HUB_ID, None)
+    assert resolve_model_name("org/model") == ("org/model", None)
+    with pytest.raises(FileNotFoundError):
+        resolve_model_name(str(tmp_path / "missing.gguf"))
+
+
+def test_cli_extract(stories_dir, shared_data_dir, tmp_path, capsys):
+    from infodiv.cli import main
+
+    out = tmp_path / "cli-run"
+    code = main(["extract", "--model", str(stories_dir), "--task", "sst2", "--n", "12",
+                 "--data-dir", str(shared_data_dir), "--out", str(out), "--batch-size", "5",
+                 "--device", "cpu", "--quiet"])
+    assert code == 0
+    assert "N=12 M=11 C=2" in capsys.readouterr().out
+    c = Contributions.load(out)
+    assert c.u.shape == (12, 11, 2) and c.meta["batch_size"] == 5 and c.meta["task"] == "sst2"
