@@ -127,6 +127,16 @@ def _tc(est: Estimator, blocks: list[np.ndarray], given=None) -> float:
     return _tc(est, [*blocks, given]) - sum(_mi(est, b, given) for b in blocks)
 
 
+def _tc_and_conditional(est: Estimator, blocks: list[np.ndarray], labels: np.ndarray):
+    """``(TC(U), TC(U|Y))``; in one pass when the backend offers it (kNN shares its distance
+    matrices through ``total_correlation_with_conditional``)."""
+    if est.provides("total_correlation_with_conditional", blocks):
+        labels = _as_label(labels)
+        est.check_strata(labels, sum(b.shape[1] for b in blocks), "labels")
+        return est.call("total_correlation_with_conditional", blocks, labels)
+    return _tc(est, blocks), _tc(est, blocks, labels)
+
+
 def _prepare_all(est: Estimator, arrays):
     return [est.prepare(a)[0] for a in arrays]
 

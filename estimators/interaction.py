@@ -27,7 +27,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from estimators._validation import check_labels, to_base
-from estimators.api import _mi, _setup_variables, _tc
+from estimators.api import _mi, _setup_variables, _tc, _tc_and_conditional
 
 __all__ = ["interaction_information", "information_decomposition", "InformationDecomposition"]
 
@@ -146,8 +146,7 @@ def information_decomposition(variables, labels, *, method="knn", k=3, base=2,
     y = y.reshape(-1, 1)
     joint = _mi(est, np.concatenate(blocks, axis=1), y)
     relevancies = tuple(_mi(est, b, y) for b in blocks)
-    redundancy = _tc(est, blocks)
-    conditional = _tc(est, blocks, y)
+    redundancy, conditional = _tc_and_conditional(est, blocks, y)
     orders = c_orders = None
     if max_order is not None:
         orders = _order_parts(lambda s: _tc(est, [blocks[i] for i in s]), m, int(max_order),
