@@ -5,7 +5,7 @@ estimated on ``--seeds`` independent samples of size ``--n`` and the table repor
 the mean +- standard deviation of the estimates over seeds, the error of the mean and the mean time
 per estimate. Failures are printed, not hidden: e.g. kNN total correlation over 61 correlated
 variables is far off, binned estimates in several dimensions are dominated by histogram bias.
-Methods that are not consistent on a case are marked with ``*`` in the ``ok`` column.
+Methods not expected to be accurate on a case are marked with ``*`` in the ``ok`` column.
 """
 
 from __future__ import annotations
@@ -96,7 +96,8 @@ def format_table(rows: list[dict]) -> str:
         lines.append(f"{r['case']:<24} {r['quantity']:<10} {r['method']:<9} "
                      f"{r['true_bits']:8.4f} {est:>22} {r['error_bits']:+9.4f} {rel:>8} "
                      f"{r['time_s']:8.3f} {'' if r['consistent'] else '*'}")
-    lines.append("(bits; error = mean - true; * = method not expected to be consistent here)")
+    lines.append("(bits; error = mean - true; * = method not expected to be accurate on this "
+                 "case at this n; shown anyway)")
     return "\n".join(lines)
 
 
