@@ -163,7 +163,12 @@ def mixed_mutual_information(x: np.ndarray, labels: np.ndarray, *, rng,
     n, d = x.shape
     z = _prepare(x, rng)
     value = 0.5 * _logdet(_cov(z), n, bias_correction)
-    for c in np.unique(labels):
+    classes, sizes = np.unique(labels, return_counts=True)
+    if (sizes <= d).any():
+        c, size = classes[sizes <= d][0], sizes[sizes <= d][0]
+        raise ValueError(f"labels: class {c} has {size} samples; the Gaussian estimator needs "
+                         f"more samples than the {d} dimensions in every class")
+    for c in classes:
         zc = z[labels == c]
         value -= len(zc) / n * 0.5 * _logdet(_cov(zc), len(zc), bias_correction)
     return value

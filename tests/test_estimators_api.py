@@ -226,6 +226,8 @@ def test_k_too_large_and_small_classes():
         total_correlation(u, given=y, method="gaussian")
     with pytest.raises(ValueError, match="class 1 of z has 3 samples"):
         conditional_mutual_information(u[:, 0], u[:, 1], y, method="knn")
+    with pytest.raises(ValueError, match="class 1 has 3 samples.*more samples than the 3"):
+        mutual_information(u, y, method="gaussian")
 
 
 def test_labels_must_be_integers():
@@ -249,3 +251,17 @@ def test_unknown_method_and_options():
         interaction_information([x], method="gaussian")
     with pytest.raises(ValueError, match="mix of integer"):
         total_correlation([x, np.zeros(30, dtype=int)], method="gaussian")
+
+
+def test_decomposition_knn_one_pass_matches_separate_calls():
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 400)
+    u = 0.5 * y[:, None, None] + rng.standard_normal((400, 5, 2))
+    dec = information_decomposition(u, y, method="knn", random_state=0)
+    # continuous data without ties: kNN results do not depend on the 1e-10 jitter draw
+    assert dec.redundancy == pytest.approx(total_correlation(u, method="knn"), rel=1e-9)
+    assert dec.conditional_redundancy == pytest.approx(
+        total_correlation(u, given=y, method="knn"), rel=1e-9)
+    assert dec.joint == pytest.approx(mutual_information(u.reshape(400, -1), y), rel=1e-9)
+    assert dec.relevancy == pytest.approx(sum(mutual_information(u[:, i], y) for i in range(5)),
+                                          rel=1e-9)
