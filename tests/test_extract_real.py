@@ -25,3 +25,38 @@ def test_stories260k_sst2_all_examples(stories_sst2):
     assert np.bincount(c.labels).tolist() == [428, 444]
     assert np.all(c.scale > 0) and np.all(np.isfinite(c.u))
     assert c.bias.shape == (2,) and np.all(c.bias == 0)   # RMSNorm, no LM-head bias
+
+
+@pytest.fixture(scope="module")
+def smollm2(smollm2_available):
+    from extraction.models import load_model
+
+    return load_model("smollm2-135m", device="cpu")
+
+
+@pytest.mark.real_model
+def test_smollm2_sst2_exact(smollm2, shared_data_dir):
+    """200 SST-2 examples, M = 61, exact; head granularity M = 301 on 4 examples.
+    Measured ~80 s on 2 cores (GGUF load ~28 s), up to ~2.3 min when the cores are shared."""
+    import torch
+
+    from extraction.extract import extract
+    from extraction.prompts import encode_task
+    from extraction.tasks import get_task
+
+    model, tok = smollm2
+    assert model.infodiv_source["weights_sha256"].startswith("b179c9523d0e6a0f")
+    task = get_task("sst2", data_dir=shared_data_dir, n=200)
+    c = extract(model, tok, task, progress=False)
+    assert c.u.shape == (200, 61, 2)
+    _check_exact(c)
+    enc = encode_task(tok, task, max_length=None)
+    for i in (0, 57, 199):   # the stored logits are the model's own, unpadded
+        with torch.no_grad():
+            ref = model(torch.tensor([enc.input_ids[i]])).logits[0, -1, enc.option_ids]
+        assert np.abs(ref.numpy() - c.logits[i]).max() <= 1e-4 * (1 + ref.abs().max().item())
+    few = get_task("sst2", data_dir=shared_data_dir, n=4)
+    h = extract(model, tok, few, granularity="head", progress=False)
+    assert h.u.shape == (4, 1 + 30 * 9 + 30, 2)   # 301 members
+    _check_exact(h)
+    np.testing.assert_allclose(h.logits, c.logits[:4], rtol=1e-5, atol=1e-5)
