@@ -31,7 +31,7 @@ P ← P − P_{·k} P_kk^{-1} P_{k·}.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg import cho_factor, cho_solve
 from scipy.special import digamma, ndtri
 from scipy.stats import rankdata
 
@@ -134,7 +134,7 @@ class ForwardLogdet:
         blk = slice(j * d, (j + 1) * d)
         r, ld = _chol_logdet(self.schur[j], f"conditional covariance of member {j}")
         rows = self.cov[blk, :] - self.w[:, blk].T @ self.w
-        rows = solve_triangular(r, rows, lower=True)
+        rows = np.linalg.inv(r) @ rows  # r is d x d: an explicit inverse is cheapest
         self.w = np.vstack([self.w, rows])
         r3 = rows.reshape(d, self.m, d)
         self.schur -= np.einsum("amk,aml->mkl", r3, r3)
@@ -267,12 +267,12 @@ class GaussianMI:
             return np.zeros(self.n)
         xs = self.flat[:, dims]
         lp, ldp = _chol_logdet(self.cov[np.ix_(dims, dims)], "pooled covariance")
-        maha = (solve_triangular(lp, (xs - self.mu[dims]).T, lower=True) ** 2).sum(axis=0)
+        maha = (np.linalg.solve(lp, (xs - self.mu[dims]).T) ** 2).sum(axis=0)
         out = 0.5 * (ldp + maha)
         for c, cov in enumerate(self.cov_y):
             rows = self.y == c
             lc, ldc = _chol_logdet(cov[np.ix_(dims, dims)], f"class-{c} covariance")
-            mc = (solve_triangular(lc, (xs[rows] - self.mu_y[c][dims]).T, lower=True) ** 2)
+            mc = (np.linalg.solve(lc, (xs[rows] - self.mu_y[c][dims]).T) ** 2)
             out[rows] -= 0.5 * (ldc + mc.sum(axis=0))
         return (out + self.correction(len(dims) // self.d)) * self.scale
 
