@@ -8,3 +8,16 @@ from .contributions import Contributions, Member
 from .tasks import SUPPORTED_TASKS, Task, get_task
 
 __all__ = ["Contributions", "Member", "Task", "get_task", "SUPPORTED_TASKS"]
+
+# torch-dependent entry points, imported on first attribute access. The extraction function
+# itself is ``from extraction.extract import extract`` (its module has the same name).
+_LAZY = {"load_model": ".models", "supported_families": ".architectures"}
+__all__ += list(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

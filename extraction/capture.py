@@ -63,7 +63,8 @@ class WriteRecorder:
         self.writes, self._count, self._pending_z = [], {}, {}
 
     def _keep(self, t) -> torch.Tensor:
-        return _last(t).to(self.device, torch.float32)
+        # copy=True: a view would keep the whole [B, T, d] activation alive
+        return _last(t).to(self.device, torch.float32, copy=True)
 
     def _embed_hook(self, module, args, kwargs):
         if not self.writes:
@@ -83,7 +84,8 @@ class WriteRecorder:
 
     def _z_hook(self, block: int):
         def hook(module, args):
-            self._pending_z[block] = args[0][:, -1, :].detach().to(self.device, torch.float32)
+            self._pending_z[block] = args[0][:, -1, :].detach().to(self.device, torch.float32,
+                                                                     copy=True)
         return hook
 
     def __enter__(self) -> WriteRecorder:

