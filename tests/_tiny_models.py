@@ -17,11 +17,12 @@ WORDS = ("the a movie film was is good bad great awful not very it this plot act
          "fun boring loved hated Question: Was that sentence positive or negative? Answer: "
          "and but with of to I really").split()
 
-FAMILIES = ("llama", "mistral", "qwen2", "phi3", "gpt2", "gpt_neox", "gemma", "gemma2",
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gpt2", "gpt_neox", "gemma", "gemma2",
             "llama_shared")
 # module whose INPUT is the residual after the attention write (None: parallel block)
 MID_RESIDUAL = {"llama": "post_attention_layernorm", "mistral": "post_attention_layernorm",
-                "qwen2": "post_attention_layernorm", "phi3": "post_attention_layernorm",
+                "qwen2": "post_attention_layernorm", "qwen3": "post_attention_layernorm",
+                "phi3": "post_attention_layernorm",
                 "gemma": "post_attention_layernorm", "gemma2": "pre_feedforward_layernorm",
                 "gpt2": "ln_2", "gpt_neox": None, "llama_shared": "post_attention_layernorm"}
 
@@ -55,6 +56,8 @@ def _config(family: str, vocab: int):
         return tf.MistralConfig(num_key_value_heads=2, sliding_window=None, **common)
     if family == "qwen2":
         return tf.Qwen2Config(num_key_value_heads=2, attention_dropout=0.1, **common)
+    if family == "qwen3":
+        return tf.Qwen3Config(num_key_value_heads=2, head_dim=8, attention_bias=True, **common)
     if family == "phi3":
         return tf.Phi3Config(num_key_value_heads=4, resid_pdrop=0.1, embd_pdrop=0.1,
                              attention_dropout=0.1, original_max_position_embeddings=128,

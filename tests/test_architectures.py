@@ -64,7 +64,7 @@ def test_member_table(fam):
         assert block.names[3:5] == ["L0.attn#1", "L0.mlp#1"]
         assert [m.execution for m in block.members[1:]] == [0, 0, 1, 1] * 2
     heads = model.config.num_attention_heads
-    has_bias = family in ("gpt2", "gpt_neox")         # Conv1D c_proj / dense bias
+    has_bias = family in ("gpt2", "gpt_neox", "qwen3")   # c_proj / dense / o_proj bias
     assert head.n_members == 1 + execs * (heads + has_bias) + execs
     assert ("L0.attn#0.bias" in head.names) == has_bias
     parallel = family == "gpt_neox"

@@ -167,6 +167,23 @@ def test_device_map_auto_is_accepted(llama):
     np.testing.assert_allclose(a.u, b.u, rtol=1e-5, atol=1e-6)
 
 
+def test_captured_writes_do_not_keep_activations_alive(llama):
+    # memory is O(N·M·C) + one batch: each captured write must own a [B, d] buffer, not be a
+    # view into the [B, T, d] activation it was sliced from
+    from extraction.architectures import resolve
+    from extraction.capture import WriteRecorder
+
+    _, model, _ = llama
+    arch = resolve(model)
+    ids = torch.randint(4, 20, (3, 9))
+    with torch.inference_mode(), WriteRecorder(arch, heads=True, device="cpu") as rec:
+        arch.base(input_ids=ids, use_cache=False)
+    assert [w.kind for w in rec.writes] == ["embed", "attn", "mlp", "attn", "mlp"]
+    for w in rec.writes:
+        for t in (w.r, w.z) if w.z is not None else (w.r,):
+            assert t.shape[0] == 3 and t.untyped_storage().nbytes() == t.numel() * 4
+
+
 def test_model_name_resolution(tmp_path, monkeypatch):
     import extraction.models as models
 
