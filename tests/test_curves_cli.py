@@ -24,4 +24,6 @@ def test_curves_command_writes_report_and_figures(tmp_path):
                  "layer_graph.png", "layer_graph.graphml", "report.md"):
         assert (out / name).stat().st_size > 100, name
     md = (out / "report.md").read_text()
-    assert "gain profile slope" in md and "Chow-Liu" in md
+    assert "gain profile slope" in md and "Chow-Liu" in md and "negative control" in md
+    assert doc["objectives"]["accuracy"]["control_modular"]["significant_violation_rate"] == 0
+    assert doc["run"]["model"] == "synthetic"

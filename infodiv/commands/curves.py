@@ -130,6 +130,11 @@ def _summary_md(doc) -> str:
             f"- Shapley check: sum phi - (f(V) - f(empty)) = "
             f"{rng_c['shapley_check']['residual']:.2e}.",
         ]
+        ctl = res.get("control_modular")
+        if ctl:
+            lines.append(f"- negative control (matched modular surrogate, same DR code path): "
+                         f"violation rate {ctl['violation_rate']:.3f}, significant "
+                         f"{ctl['significant_violation_rate']}.")
         div = res["report"].get("diversity") or {}
         if "beta_diversity" in div:
             lines.append(f"- diversity regression: beta {div['beta_diversity']:.3g}, partial r "
@@ -174,6 +179,7 @@ def run(args) -> int:
     import matplotlib.pyplot as plt
 
     from extraction.contributions import Contributions
+    from infodiv.controls import matched_modular_surrogate
     from infodiv.curves import layer_curves
     from infodiv.layergraph import (
         export_graphml,
@@ -183,7 +189,8 @@ def run(args) -> int:
         tree_bound,
     )
     from infodiv.selection import greedy_stability, subset_selection
-    from infodiv.submodularity import _jsonable, submodularity_report
+    from infodiv.setfunctions import make_set_function
+    from infodiv.submodularity import _jsonable, dr_tests, submodularity_report
 
     contrib = Contributions.load(args.run_dir)
     out = Path(args.out) if args.out else Path(args.run_dir) / "curves"
@@ -191,7 +198,10 @@ def run(args) -> int:
     m = contrib.n_members
     k_marks = sorted({1, max(1, m // 4), max(1, m // 2)})
     meta = contrib.meta or {}
-    doc = {"run": {"dir": str(args.run_dir), "model": meta.get("model", "?"),
+    model = meta.get("model", "?")
+    if isinstance(model, dict):
+        model = model.get("model_id") or model.get("resolved") or str(model)
+    doc = {"run": {"dir": str(args.run_dir), "model": str(model),
                    "task": meta.get("task", "?"), "N": contrib.n_examples, "M": m,
                    "C": contrib.n_options, "members": contrib.names},
            "settings": {k: getattr(args, k) for k in ("n_permutations", "n_triples",
@@ -220,6 +230,14 @@ def run(args) -> int:
         rep_doc["dr"].pop("triples", None)
         doc["objectives"][obj] = {"curves": _jsonable(lc.to_dict()), "report": rep_doc,
                                   "k_marks": k_marks}
+        f = make_set_function(contrib, obj, **kw)
+        if f.per_example:  # negative control through the same DR code path
+            ctl = dr_tests(matched_modular_surrogate(f, random_state=args.seed),
+                           n_triples=args.n_triples, n_bootstrap=args.n_bootstrap,
+                           random_state=args.seed, n_jobs=args.n_jobs)
+            doc["objectives"][obj]["control_modular"] = _jsonable(
+                {k: ctl[k] for k in ("violation_rate", "significant_violation_rate",
+                                     "mean_difference", "mean_difference_ci")})
         doc["timings_s"][obj] = time.perf_counter() - t0
     first = args.objective[0]
     if "error" not in doc["objectives"].get(first, {"error": 1}):
