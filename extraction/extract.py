@@ -215,7 +215,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         Empty task, labels outside the options, no causal LM head, unsupported family, bad
         ``granularity`` / ``batch_size``.
     FloatingPointError
-        Non-finite logits or contributions (nothing is saved).
+        Non-finite logits or contributions; no run directory is written (finished shards of
+        earlier batches stay in the hidden ``.partial`` folder, which is not a run).
     """
     import torch
     from tqdm.auto import tqdm
@@ -283,8 +284,9 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         for si, shard in enumerate(shards):
             arrays = store.load(si) if store is not None else None
             if arrays is None:
-                parts = [runner.run([seqs[i] for i in b]) for b in shard]
+                parts = []
                 for b in shard:
+                    parts.append(runner.run([seqs[i] for i in b]))
                     bar.update(len(b))
                 arrays = {"index": np.concatenate(shard),
                           "u": np.concatenate([p[0] for p in parts]),
