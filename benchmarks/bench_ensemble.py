@@ -113,6 +113,8 @@ def main():
         parts[name] = timed(fn, repeat=3)[0]
     extra = {}
     for label, kw in [("junction_curves logit_lens mean", {"readout": "logit_lens"}),
+                      ("junction_curves logit_lens mean, cross_entropy=False",
+                       {"readout": "logit_lens", "cross_entropy": False}),
                       ("junction_curves fixed sum (pairwise softmax terms)", {"scale": "sum"}),
                       ("junction_curves logit_lens sum probability (pairwise)",
                        {"readout": "logit_lens", "scale": "sum", "space": "probability"})]:

@@ -23,6 +23,7 @@ Everything is vectorised. Squared-loss terms in logit space come from cumulative
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
@@ -59,8 +60,9 @@ class JunctionCurves:
     mse, bias, diversity : ndarray
         Squared-loss decomposition in ``space`` (``mse = bias − diversity``; for
         ``space="paper_eq14"`` ``diversity`` is the one the paper's Eq. 14 implies).
-    cross_entropy, ce_bias, ce_diversity : ndarray
-        ``CE(y, softmax(v̄_k)) = mean_m CE(y, softmax(v_m)) − mean_m KL`` in ``ce_units``.
+    cross_entropy, ce_bias, ce_diversity : ndarray or None
+        ``CE(y, softmax(v̄_k)) = mean_m CE(y, softmax(v_m)) − mean_m KL`` in ``ce_units``
+        (None when computed with ``cross_entropy=False``).
     model_accuracy : float
         Accuracy of the stored model logits, for comparison with ``accuracy[-1]``.
     """
@@ -71,9 +73,9 @@ class JunctionCurves:
     mse: np.ndarray
     bias: np.ndarray
     diversity: np.ndarray
-    cross_entropy: np.ndarray
-    ce_bias: np.ndarray
-    ce_diversity: np.ndarray
+    cross_entropy: np.ndarray | None
+    ce_bias: np.ndarray | None
+    ce_diversity: np.ndarray | None
     readout: str
     space: str
     scale: str
@@ -136,16 +138,25 @@ def _readout_factor(contrib, ks: np.ndarray, n: int, readout: str) -> np.ndarray
 # Arrays below are laid out [N, C, K] (options before prefixes): the reductions over the few
 # options then run along a middle axis with long contiguous inner loops, several times faster
 # than reducing a trailing axis of length C.
+def _over_options(ufunc, x):
+    """Reduce the option axis 1 with ``ufunc``, elementwise over the few options in order
+    (much faster than ``ufunc.reduce`` over a short middle axis; deterministic per vector)."""
+    if x.shape[1] > 16:
+        return ufunc.reduce(x, axis=1)
+    return functools.reduce(ufunc, (x[:, j] for j in range(x.shape[1])))
+
+
 def _lse_probs(v, need_probability):
     """``LSE(v)`` over the option axis 1 and, if asked, ``softmax(v)`` and ``||softmax(v)||²``."""
-    mx = v.max(axis=1)
-    e = np.exp(v - mx[:, None])
-    tot = e.sum(axis=1)
+    mx = _over_options(np.maximum, v)
+    e = v - mx[:, None]
+    np.exp(e, out=e)
+    tot = _over_options(np.add, e)
     lse = mx + np.log(tot)
     if not need_probability:
         return (lse,)
-    p = e / tot[:, None]
-    return lse, p, (p * p).sum(axis=1)
+    p = np.divide(e, tot[:, None], out=e)
+    return lse, p, _over_options(np.add, p * p)
 
 
 def _member_sums(ut, a, c, ks, *, need_probability, block_bytes, progress):
@@ -164,10 +175,14 @@ def _member_sums(ut, a, c, ks, *, need_probability, block_bytes, progress):
     out = [np.empty((n, ks.size))]
     if need_probability:
         out += [np.empty((n, nc, ks.size)), np.empty((n, ks.size))]
+    has_constant = bool(c.any())
     step = max(1, int(block_bytes // (kk.size * nc * 8 * 4)))
     for lo in tqdm(range(0, n, step), desc="junction pairs", disable=not progress):
         sl = slice(lo, lo + step)
-        v = a[sl][:, None, kk] * ut[sl][:, :, mm] + c[sl][:, :, kk]
+        v = ut[sl][:, :, mm]
+        v *= a[sl][:, None, kk]
+        if has_constant:
+            v += c[sl][:, :, kk]
         for dest, x in zip(out, _lse_probs(v, need_probability)):
             dest[sl] = np.add.reduceat(x, starts, axis=-1)
     return out
@@ -183,15 +198,16 @@ def _logit_terms(ut, a, c, t, vbar, ks):
     kf = ks.astype(np.float64)
     a3 = a[:, None, :]
     d = t[:, :, None] - (a3 * ref + c)               # target minus the members' common part
-    bias = (kf * d * d - 2 * a3 * d * w1 + a3 * a3 * w2).sum(axis=1) / (nc * kf)
-    div = (a3 * a3 * (w2 - w1 * w1 / kf)).sum(axis=1) / (nc * kf)
-    mse = ((t[:, :, None] - vbar) ** 2).sum(axis=1) / nc
+    bias = _over_options(np.add, kf * d * d - 2 * a3 * d * w1 + a3 * a3 * w2) / (nc * kf)
+    div = _over_options(np.add, a3 * a3 * (w2 - w1 * w1 / kf)) / (nc * kf)
+    mse = _over_options(np.add, (t[:, :, None] - vbar) ** 2) / nc
     return mse, bias, div
 
 
 def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
                     scale: str = "mean", target=None, at: str = "junctions", base=2,
-                    block_bytes: int = 64 * 2**20, progress: bool = False) -> JunctionCurves:
+                    cross_entropy: bool = True, block_bytes: int = 64 * 2**20,
+                    progress: bool = False) -> JunctionCurves:
     r"""Accuracy, MSE, bias, diversity, cross-entropy and its diversity for every prefix.
 
     Parameters
@@ -215,6 +231,10 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
         readout only).
     base : float or "e", default 2
         Unit of the cross-entropy terms (bits by default).
+    cross_entropy : bool, default True
+        Compute the cross-entropy terms. They need every ``(k, m ≤ k)`` pair whenever the
+        members change with k (logit lens, ``scale="sum"`` or a constant member), which costs
+        O(N·M²·C); with ``False`` and ``space="logit"`` everything stays O(N·M·C).
     block_bytes : int
         Memory bound for the pairwise evaluation of softmax terms.
     progress : bool
@@ -246,12 +266,16 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
     r = lam[:, None, :] * np.cumsum(ut, axis=2)[..., ks - 1] + b[:, :, None]   # readout
     accuracy = (r.argmax(axis=1) == y[:, None]).mean(axis=0)
     vbar = (sigma / kf) * r                                          # ensemble mean [N, C, K]
-    sums = _member_sums(ut, a, c, ks, need_probability=space != "logit",
-                        block_bytes=block_bytes, progress=progress)
-
-    vbar_y = np.take_along_axis(vbar, y[:, None, None], axis=1)[:, 0, :]
+    sums = None
+    if cross_entropy or space != "logit":
+        sums = _member_sums(ut, a, c, ks, need_probability=space != "logit",
+                            block_bytes=block_bytes, progress=progress)
     lse_bar = _lse_probs(vbar, False)[0]
-    ce = (lse_bar - vbar_y, sums[0] / kf - vbar_y, sums[0] / kf - lse_bar)
+    ce_means = [None] * 3
+    if cross_entropy:
+        vbar_y = np.take_along_axis(vbar, y[:, None, None], axis=1)[:, 0, :]
+        ce = (lse_bar - vbar_y, sums[0] / kf - vbar_y, sums[0] / kf - lse_bar)
+        ce_means = [to_base(x.mean(axis=0), b_log) for x in ce]
 
     if space == "logit":
         t = check_target(target, y, n, nc, distribution=False)
@@ -261,15 +285,15 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
                          distribution=False)
         psum, p2sum = sums[1], sums[2]
         tt = t[:, :, None]
-        bias = ((t * t).sum(axis=1)[:, None] * kf - 2 * (tt * psum).sum(axis=1) + p2sum) \
-            / (kf * nc)
+        cross = _over_options(np.add, tt * psum)                # Σ_m ⟨t, p_m⟩
+        bias = ((t * t).sum(axis=1)[:, None] * kf - 2 * cross + p2sum) / (kf * nc)
         if space == "probability":
             pbar = psum / kf
-            mse = ((tt - pbar) ** 2).sum(axis=1) / nc
-            div = (p2sum / kf - (pbar * pbar).sum(axis=1)) / nc
+            mse = _over_options(np.add, (tt - pbar) ** 2) / nc
+            div = (p2sum / kf - _over_options(np.add, pbar * pbar)) / nc
         else:
             q = np.exp(vbar - lse_bar[:, None, :])
-            mse = ((tt - q) ** 2).sum(axis=1) / nc
+            mse = _over_options(np.add, (tt - q) ** 2) / nc
             div = bias - mse
 
     model, task = run_names(getattr(contrib, "meta", None))
@@ -279,6 +303,5 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
     model_acc = (float((np.asarray(logits).argmax(-1) == y).mean()) if logits is not None
                  else float("nan"))
     means = [x.mean(axis=0) for x in (mse, bias, div)]
-    ce_means = [to_base(x.mean(axis=0), b_log) for x in ce]
     return JunctionCurves(ks, tuple(names[k - 1] for k in ks), accuracy, *means, *ce_means,
                           readout, space, scale, units, model, task, n, model_acc)

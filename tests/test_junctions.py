@@ -120,6 +120,15 @@ def test_tiling_over_examples_does_not_change_results():
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
 
 
+def test_cross_entropy_can_be_skipped():
+    contrib = make_contrib(7, heads=2)
+    full = junction_curves(contrib, readout="logit_lens")
+    lean = junction_curves(contrib, readout="logit_lens", cross_entropy=False)
+    assert lean.cross_entropy is None and lean.ce_diversity is None
+    for f in ("accuracy", "mse", "bias", "diversity"):
+        np.testing.assert_array_equal(getattr(full, f), getattr(lean, f))
+
+
 @pytest.mark.parametrize("readout", ["fixed", "logit_lens"])
 def test_full_depth_reproduces_the_model(readout):
     contrib = make_contrib(3, n=200, c=4, heads=2)
