@@ -207,6 +207,8 @@ def test_module_shares_add_to_one(runs):
     res = bias_diversity(runs[0])
     row = table.select(model="base", task="sst2", term="diversity", group="mlp")[0]
     close(row["part"], res.by_group["mlp"].diversity_part, 1)
+    precomputed = module_shares({("base", "sst2"): res})      # results keyed by (model, task)
+    assert precomputed.rows[:6] == table.rows[:6]
     avg = table.select(model="base", task="Avg.", term="bias", group="attn")[0]["share"]
     close(avg, np.mean([r["share"] for r in table.select(model="base", term="bias",
                                                          group="attn")
@@ -227,6 +229,9 @@ def test_sharing_table(runs):
     ce = sharing_table(shared, base, variant="cross_entropy")
     close(ce.to_records()[0]["mse [base]"],
           bias_diversity(base[0], loss="cross_entropy").loss, 1)
+    keyed = sharing_table({r.meta["task"]: r for r in shared},
+                          {r.meta["task"]: r for r in base}, names=("A", "B"))
+    assert keyed.rows[1][1:] == table.rows[1][1:] and keyed.columns[1] == "accuracy [A]"
     with pytest.raises(ValueError, match="different tasks"):
         sharing_table(shared[:2], base)
 
