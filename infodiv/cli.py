@@ -15,7 +15,7 @@ import sys
 COMMANDS = {
     "validate": ("infodiv.commands.validate", "estimator ground-truth suite: truth vs estimate"),
     "extract": ("infodiv.commands.extract", "run a causal LM on a task and save Contributions"),
-    "decompose": ("infodiv.commands.decompose", "bias-diversity, BVC and information decompositions"),
+    "decompose": ("infodiv.commands.decompose", "bias-diversity, BVC, information decompositions"),
     "curves": ("infodiv.commands.curves", "layer-addition curves and submodularity report"),
     "run": ("infodiv.commands.run", "end to end: extract, decompose, curves, report"),
 }
