@@ -9,6 +9,7 @@ probabilities are non-zero on purpose: extraction must switch them off.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import torch
@@ -27,6 +28,18 @@ MID_RESIDUAL = {"llama": "post_attention_layernorm", "mistral": "post_attention_
                 "gpt2": "ln_2", "gpt_neox": None, "llama_shared": "post_attention_layernorm"}
 
 D, FF, LAYERS, HEADS = 32, 64, 2, 4
+
+
+@contextlib.contextmanager
+def torch_threads(n: int = 1):
+    """Temporarily set torch's intra-op threads. On 2 shared cores, small models run 5-15x
+    faster with one thread (measured: stories260K on 872 prompts 2.0 s vs 33.6 s with two)."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 def make_tokenizer():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from _tiny_models import FAMILIES, MID_RESIDUAL, tiny_model
+from _tiny_models import FAMILIES, MID_RESIDUAL, tiny_model, torch_threads
 
 from extraction.extract import extract
 from extraction.prompts import encode_task
@@ -21,6 +21,12 @@ TEXTS = ["the movie was good", "bad", "the plot was very boring and the actors w
          "but I really loved it", "great fun", "it is not a good film", "this story is great",
          "awful awful"]
 TEMPLATE = "{text} Question: Was that sentence positive or negative? Answer:"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with torch_threads(1):   # several times faster on 2 shared cores
+        yield
 
 
 def tiny_task(texts=TEXTS) -> Task:

@@ -7,7 +7,7 @@ import hashlib
 import numpy as np
 import pytest
 import torch
-from _tiny_models import tiny_model
+from _tiny_models import tiny_model, torch_threads
 from test_architectures import TEXTS, tiny_task
 
 from extraction.contributions import Contributions
@@ -16,6 +16,12 @@ from extraction.models import SMOLLM2_HUB_ID, resolve_model_name
 from extraction.prompts import encode_task
 from extraction.shards import partial_dir
 from extraction.tasks import Task
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with torch_threads(1):   # several times faster on 2 shared cores
+        yield
 
 
 @pytest.fixture(scope="module")
