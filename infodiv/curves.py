@@ -278,6 +278,9 @@ def _searched_curve(f, name, search, *, cross_fit, random_state, lazy, notes) ->
     kwargs = {"lazy": lazy} if name == "greedy" else {}
     order, in_sample, info = search(f, progress=True, **kwargs)
     extra = {"values_in_sample": in_sample, **info}
+    if info.get("lazy_rejected"):
+        notes.append(f"{name}: lazy greedy observed a diminishing-returns violation (a fresh "
+                     "gain above its stale bound), so the naive greedy order is reported")
     values = in_sample
     if cross_fit and f.can_restrict():
         a, b = _cross_fit_split(f, random_state)

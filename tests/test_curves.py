@@ -223,3 +223,26 @@ def test_bad_input_messages(contrib):
         f.value([9])
     with pytest.raises(ValueError, match="duplicated"):
         f.value([1, 1])
+
+
+def test_copula_knn_and_probe_objectives():
+    from estimators import mutual_information
+    from infodiv.submodularity import dr_tests
+
+    c = conditionally_independent_ensemble(400, 5, n_options=3, mu=0.5, random_state=0)
+    x = member_variables(c.u)
+    for obj, method in (("mi_copula", "copula"), ("mi_knn", "knn")):
+        f = make_set_function(c, obj)
+        ref = mutual_information(x[:, [1, 3]].reshape(400, -1), c.labels, method=method,
+                                 random_state=0)
+        assert f.value([1, 3]) == pytest.approx(ref, abs=2e-6)
+    knn = make_set_function(c, "mi_knn")
+    assert not knn.per_example
+    res = dr_tests(knn, n_triples=4, n_bootstrap=100)
+    assert res["significant_violation_rate"] is None and "no per-example" in res["note"]
+    probe = make_set_function(c, "mi_probe")
+    assert probe.value([]) == 0.0
+    full = probe.value(range(5))
+    # a held-out lower bound: positive here, below H(Y) and below the Gaussian estimate
+    assert 0.1 < full < label_entropy(c.labels)
+    assert full < make_set_function(c, "mi_gaussian").value(range(5)) + 0.05
