@@ -150,26 +150,35 @@ def dr_tests(f: SetFunction, *, n_triples: int = 200, n_bootstrap: int = 1000,
 
 
 # ---------------------------------------------------------------------------- gain profile
+def _slope_with_ci(g, first, n_bootstrap, rng):
+    k = np.arange(first, g.shape[1] + 1, dtype=np.float64)
+    kc = (k - k.mean()) / ((k - k.mean()) ** 2).sum()
+    sub = g[:, first - 1:]
+    slope = float(sub.mean(axis=0) @ kc)
+    idx = rng.integers(0, g.shape[0], size=(n_bootstrap, g.shape[0]))
+    boot = np.stack([sub[i].mean(axis=0) @ kc for i in idx])
+    return {"slope": slope, "ci": [float(np.percentile(boot, 2.5)),
+                                   float(np.percentile(boot, 97.5))],
+            "p_nonnegative": float((1 + (boot >= 0).sum()) / (n_bootstrap + 1))}
+
+
 def gain_slope(samples: np.ndarray, sign: float = 1.0, *, n_bootstrap: int = 1000,
                random_state=0) -> dict:
     """OLS slope of g(k) = mean_π sign·Δf(π_{1..k}) on k, with a bootstrap CI over orders.
 
-    ``samples`` ``[P, M+1]`` are f along P random orders.
+    ``samples`` ``[P, M+1]`` are f along P random orders. ``from_k2`` repeats the fit without
+    g(1): with calibrated readouts the first member carries the jump from the prior to any
+    fitted readout, which alone can make the slope negative.
     """
     g = sign * np.diff(np.asarray(samples, dtype=np.float64), axis=1)  # [P, M]
-    p, m = g.shape
-    if m < 2:
-        return {"slope": float("nan"), "ci": [float("nan")] * 2, "p_nonnegative": float("nan")}
-    k = np.arange(1, m + 1, dtype=np.float64)
-    kc = (k - k.mean()) / ((k - k.mean()) ** 2).sum()
-    slope = float(g.mean(axis=0) @ kc)
+    nan = {"slope": float("nan"), "ci": [float("nan")] * 2, "p_nonnegative": float("nan")}
+    if g.shape[1] < 2:
+        return {**nan, "from_k2": nan, "gain": g.mean(axis=0)}
     rng = np.random.default_rng(random_state)
-    idx = rng.integers(0, p, size=(n_bootstrap, p))
-    boot = np.stack([g[i].mean(axis=0) @ kc for i in idx])
-    return {"slope": slope, "ci": [float(np.percentile(boot, 2.5)),
-                                   float(np.percentile(boot, 97.5))],
-            "p_nonnegative": float((1 + (boot >= 0).sum()) / (n_bootstrap + 1)),
-            "gain": g.mean(axis=0)}
+    out = _slope_with_ci(g, 1, n_bootstrap, rng)
+    out["from_k2"] = _slope_with_ci(g, 2, n_bootstrap, rng) if g.shape[1] >= 3 else nan
+    out["gain"] = g.mean(axis=0)
+    return out
 
 
 # ---------------------------------------------------------------------------- ratio, curvature

@@ -65,6 +65,7 @@ def test_conditionally_independent_ensemble_is_diminishing(ci_report):
     r = ci_report
     assert r.dr["significant_violation_rate"] == 0.0
     assert r.gain_slope["ci"][1] < 0  # the whole CI of the g(k) slope is negative
+    assert r.gain_slope["from_k2"]["ci"][1] < 0
     assert r.ratio["min"] > 0.9  # ratio-of-sums >= 1 up to estimation noise
 
 

@@ -117,7 +117,9 @@ def _summary_md(doc) -> str:
             + ", ".join(f"{cur['greedy']['values_in_sample'][k]:.4g}" for k in res["k_marks"])
             + ")",
             f"- gain profile slope {sl['slope']:.3g}, 95% CI [{sl['ci'][0]:.3g}, "
-            f"{sl['ci'][1]:.3g}] (negative = diminishing returns on average).",
+            f"{sl['ci'][1]:.3g}] (negative = diminishing returns on average); without g(1): "
+            f"{sl['from_k2']['slope']:.3g} [{sl['from_k2']['ci'][0]:.3g}, "
+            f"{sl['from_k2']['ci'][1]:.3g}].",
             f"- DR tests: violation rate {dr['violation_rate']:.3f}, significant "
             f"(BH) {dr['significant_violation_rate']}, mean rho_x(A) - rho_x(B) = "
             f"{dr['mean_difference']:.3g} CI {dr['mean_difference_ci']}.",
