@@ -76,7 +76,7 @@ def _torch_dtype(dtype, device: str, gguf: bool):
     return getattr(torch, dtype)
 
 
-def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto"):
+def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto", device_map=None):
     """Load a causal LM and its tokenizer.
 
     Parameters
@@ -93,6 +93,8 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto"):
         one GPU with ``device_map="auto"`` (needs accelerate).
     dtype : {"auto", "float32", "bfloat16", "float16"} or torch.dtype
         ``"auto"``: the checkpoint dtype on CUDA, float32 on CPU and for GGUF.
+    device_map : str or dict, optional
+        Passed to ``from_pretrained`` (e.g. ``"auto"``); overrides ``device``.
 
     Returns
     -------
@@ -104,13 +106,15 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto"):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     target, gguf = resolve_model_name(name_or_path, gguf_file)
+    if device_map is not None:
+        device = "device_map"
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     kwargs = {"dtype": _torch_dtype(dtype, device, gguf is not None)}
     if gguf is not None:
         kwargs["gguf_file"] = gguf
     if device == "device_map":
-        kwargs["device_map"] = "auto"
+        kwargs["device_map"] = "auto" if device_map is None else device_map
     tokenizer = AutoTokenizer.from_pretrained(target, **({"gguf_file": gguf} if gguf else {}))
     model = AutoModelForCausalLM.from_pretrained(target, **kwargs)
     if device != "device_map":

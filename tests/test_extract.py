@@ -167,10 +167,11 @@ def test_device_map_auto_is_accepted(llama):
     from extraction.models import load_model
 
     folder, model, tok = llama
-    mapped, _ = load_model(folder, device="device_map", dtype="float32")
-    a = extract(mapped, tok, tiny_task(), progress=False)
     b = extract(model, tok, tiny_task(), progress=False)
-    np.testing.assert_allclose(a.u, b.u, rtol=1e-5, atol=1e-6)
+    for kw in ({"device": "device_map"}, {"device_map": "auto"}):
+        mapped, _ = load_model(folder, dtype="float32", **kw)
+        a = extract(mapped, tok, tiny_task(), progress=False)
+        np.testing.assert_allclose(a.u, b.u, rtol=1e-5, atol=1e-6)
 
 
 def test_captured_writes_do_not_keep_activations_alive(llama):
