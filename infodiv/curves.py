@@ -52,6 +52,10 @@ class Curve:
     values: np.ndarray
     order: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
+    #: random orders only: the permutations ``[P, M]`` and f along each ``[P, M+1]``
+    #: (kept in memory for the diagnostics, not serialised by :meth:`to_dict`)
+    perms: np.ndarray | None = field(default=None, repr=False)
+    samples: np.ndarray | None = field(default=None, repr=False)
 
     def gains(self, sign: float = 1.0) -> np.ndarray:
         """Utility increments sign·(f(S_k) − f(S_{k−1})) for k = 1..M."""
@@ -256,9 +260,7 @@ def random_curve(f: SetFunction, n_permutations=200, *, random_state=0, n_jobs=1
                  shapley_check={"sum_phi": float(phi.sum()), "f_V_minus_f_empty": total,
                                 "residual": float(phi.sum() - total)},
                  n_permutations=p)
-    c = Curve("random", mean, None, extra)
-    c.perms, c.samples = perms, curves  # kept in memory for diagnostics, not serialised
-    return c
+    return Curve("random", mean, None, extra, perms=perms, samples=curves)
 
 
 # ------------------------------------------------------------------------------ main entry
@@ -282,19 +284,25 @@ def _searched_curve(f, name, search, *, cross_fit, random_state, lazy, notes) ->
         notes.append(f"{name}: lazy greedy observed a diminishing-returns violation (a fresh "
                      "gain above its stale bound), so the naive greedy order is reported")
     values = in_sample
+    held = None
     if cross_fit and f.can_restrict():
         a, b = _cross_fit_split(f, random_state)
         held, fold_orders = [], []
-        for sel, ev in ((a, b), (b, a)):
-            o, _, _ = search(f.restrict(sel), **kwargs)
-            held.append(order_values(f.restrict(ev), o))
-            fold_orders.append(o)
+        try:
+            for sel, ev in ((a, b), (b, a)):
+                o, _, _ = search(f.restrict(sel), **kwargs)
+                held.append(order_values(f.restrict(ev), o))
+                fold_orders.append(o)
+        except ValueError as exc:  # e.g. a Gaussian objective with more dims than half a class
+            notes.append(f"{name}: cross-fitting impossible ({exc}); the curve is in-sample")
+            held = None
+    if held is not None:
         values = (held[0] + held[1]) / 2.0
         extra.update(cross_fitted=True, fold_orders=[o.tolist() for o in fold_orders],
                      fold_values=[h.tolist() for h in held])
     else:
         extra["cross_fitted"] = False
-        if cross_fit:
+        if cross_fit and not f.can_restrict():
             notes.append(f"{name}: the set function has no per-example scores, so the curve "
                          "is in-sample (selected and scored on the same data)")
     return Curve(name, values, order, extra)

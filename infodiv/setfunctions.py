@@ -192,10 +192,10 @@ class CallableSetFunction(SetFunction):
     def __init__(self, func, n_members: int, *, greater_is_better=True, name=None):
         if not callable(func):
             raise TypeError(f"func must be callable, got {type(func).__name__}")
-        probe = np.atleast_1d(np.asarray(func(np.zeros(0, dtype=np.int64)), dtype=np.float64))
-        super().__init__(n_members, probe.size)
+        empty = np.asarray(func(np.zeros(0, dtype=np.int64)), dtype=np.float64)
+        super().__init__(n_members, max(1, empty.size))
         self.func = func
-        self.per_example = np.ndim(func(np.zeros(0, dtype=np.int64))) > 0
+        self.per_example = empty.ndim > 0
         self.greater_is_better = bool(greater_is_better)
         self.name = name or getattr(func, "name", getattr(func, "__name__", "callable"))
 

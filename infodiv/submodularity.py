@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .curves import LayerCurves, greedy_forward, layer_curves
+from .curves import LayerCurves, layer_curves
 from .gaussian import member_variables
 from .parallel import chunk_sizes, parallel_map, spawn_generators
 from .setfunctions import SetFunction, as_set_function, error_bounds, label_entropy
@@ -454,11 +454,12 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
                               n_permutations=n_permutations, random_state=seeds[0],
                               n_jobs=n_jobs)
     rand = curves["random"]
-    samples = getattr(rand, "samples", None)
+    samples = rand.samples
     if samples is None:
         raise ValueError("curves['random'] lacks its per-order samples; recompute the curves "
                          "in this session")
-    greedy_order, greedy_in = greedy_forward(f)[:2]
+    greedy = curves["greedy"]
+    greedy_order, greedy_in = greedy.order, greedy.extra["values_in_sample"]
     dr = dr_tests(f, n_triples=n_triples, n_bootstrap=n_bootstrap, alpha=alpha,
                   random_state=seeds[1], n_jobs=n_jobs)
     slope = gain_slope(samples, f.sign(), n_bootstrap=n_bootstrap, random_state=seeds[2])

@@ -246,3 +246,12 @@ def test_copula_knn_and_probe_objectives():
     # a held-out lower bound: positive here, below H(Y) and below the Gaussian estimate
     assert 0.1 < full < label_entropy(c.labels)
     assert full < make_set_function(c, "mi_gaussian").value(range(5)) + 0.05
+
+
+def test_gaussian_greedy_falls_back_to_in_sample_when_halves_are_too_small():
+    # 20 one-dimensional members, ~40 examples per class: the full data suffice, halves do not
+    c = conditionally_independent_ensemble(80, 20, mu=0.5, random_state=3)
+    lc = layer_curves(c, objective="mi_gaussian", orders=("greedy",))
+    assert lc["greedy"].extra["cross_fitted"] is False
+    assert np.array_equal(lc["greedy"].values, lc["greedy"].extra["values_in_sample"])
+    assert any("cross-fitting impossible" in n for n in lc.notes)
