@@ -220,7 +220,11 @@ def submodularity_ratio(f: SetFunction, order, *, sizes=None, block: int = 5,
 
 
 def curvature(f: SetFunction, greedy_order, greedy_values) -> dict:
-    """Greedy-path curvature c_t and total curvature (module docstring)."""
+    """Greedy-path curvature c_t and total curvature (module docstring).
+
+    Both lie in [0, 1] for monotone submodular f; for non-monotone objectives (raw readouts,
+    estimates with noise) values outside [0, 1] say that the premise fails, not how strongly.
+    """
     sign = f.sign()
     m = f.n_members
     empty = f.start(())
