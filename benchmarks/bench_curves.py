@@ -21,6 +21,7 @@ to one thread (small matrices; oversubscription on a shared machine costs more t
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -154,7 +155,7 @@ def bench_random(m=129, n_perm=200, target=10.0):
 
 
 def main():
-    results = {"machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count(),
+    results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                            "note": "shared 2-core machine; other jobs were running"}}
     with threadpool_limits(1):
         t0 = time.perf_counter()
