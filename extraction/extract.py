@@ -95,6 +95,15 @@ def _fingerprint(parts: dict) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _completed_run(out, fingerprint: str) -> Contributions | None:
+    """The finished run at ``out`` when it was made with the same configuration."""
+    try:
+        done = Contributions.load(out)
+    except (FileNotFoundError, ValueError, KeyError, OSError):
+        return None
+    return done if done.meta.get("fingerprint") == fingerprint else None
+
+
 def _versions() -> dict:
     import torch
     import transformers
@@ -194,7 +203,10 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         Run directory; shards are written to ``.<out>.partial`` while running and the final
         directory by ``Contributions.save``.
     resume : bool
-        Reuse valid shards of an interrupted run with the same configuration.
+        Reuse valid shards of an interrupted run with the same configuration (model weights,
+        prompts, labels, options, granularity, dtype, device type); the resumed run keeps the
+        batches of the first attempt, so its arrays are bit-identical to an uninterrupted run.
+        A finished run at ``out`` with the same configuration is loaded and returned.
     progress : bool
         Show a tqdm bar (examples/s).
     shard_size : int
@@ -257,7 +269,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         batches = plan_batches(lengths, batch_size)
     shards, cur = [], []
     for b in batches:
-        cur.append(b)
+        cur.append(b.tolist())
         if sum(len(x) for x in cur) >= shard_size:
             shards.append(cur)
             cur = []
@@ -266,15 +278,20 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
 
     dtype = str(next(model.parameters()).dtype).replace("torch.", "")
     source = model_source(model)
-    store = None
+    store = fp = None
     if out is not None:
         fp = _fingerprint({
             "source": source, "family": arch.family, "dtype": dtype, "device": device.type,
             "granularity": granularity, "option_ids": option_ids, "torch": torch.__version__,
             "inputs": hashlib.sha256(json.dumps(seqs).encode()).hexdigest(),
-            "plan": [[b.tolist() for b in s] for s in shards],
+            "labels": np.asarray(task.labels).tolist(), "options": list(task.options),
         })
-        store = ShardStore(out, fp, resume=resume)
+        done_run = _completed_run(out, fp) if resume else None
+        if done_run is not None:
+            return done_run
+        store = ShardStore(out, fp, resume=resume, plan=shards)
+        shards = store.plan
+        batches = [b for s in shards for b in s]
 
     u = logits = scale = None
     done = 0
@@ -288,7 +305,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
                 for b in shard:
                     parts.append(runner.run([seqs[i] for i in b]))
                     bar.update(len(b))
-                arrays = {"index": np.concatenate(shard),
+                arrays = {"index": np.concatenate(shard).astype(np.int64),
                           "u": np.concatenate([p[0] for p in parts]),
                           "logits": np.concatenate([p[1] for p in parts]),
                           "scale": np.concatenate([p[2] for p in parts])}
@@ -343,7 +360,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         "n_examples": n,
         "n_truncated": int(enc.n_truncated),
         "max_length": max_length,
-        "batch_size": batch_size if batch_size != "auto" else "auto",
+        "batch_size": batch_size,
+        "fingerprint": fp,
         "n_batches": len(batches),
         "versions": _versions(),
         "exactness_error": err.tolist(),

@@ -5,8 +5,10 @@ path itself only ever holds a complete :class:`~extraction.contributions.Contrib
 (written by ``Contributions.save``). Each shard ``shard-00003.npz`` has a sidecar
 ``shard-00003.json`` holding its sha256; both are written to a temporary file and renamed. A
 ``manifest.json`` records a fingerprint of everything that determines the results (weights,
-inputs, option ids, granularity, batch plan): shards from a different configuration are never
-reused. A missing, truncated or corrupt shard is reported as absent and recomputed.
+inputs, option ids, granularity, dtype, device type) and the batch plan of the first attempt:
+shards from a different configuration are never reused, and a resumed run uses the stored plan
+(the same batches, hence bit-identical results, even when ``batch_size="auto"`` would now choose
+differently). A missing, truncated or corrupt shard is reported as absent and recomputed.
 """
 
 from __future__ import annotations
@@ -55,26 +57,32 @@ class ShardStore:
     fingerprint : str
         Hash of the configuration; an existing partial directory with another fingerprint is
         discarded (with a warning), as is any partial directory when ``resume`` is False.
+    plan : JSON-serialisable, optional
+        The shard/batch plan; :attr:`plan` is the stored one when resuming.
     """
 
-    def __init__(self, out, fingerprint: str, *, resume: bool = True):
+    def __init__(self, out, fingerprint: str, *, resume: bool = True, plan=None):
         self.dir = partial_dir(out)
         self.fingerprint = fingerprint
+        self.plan = plan
         manifest = self.dir / "manifest.json"
         if self.dir.exists():
-            old = None
+            old = {}
             try:
-                old = json.loads(manifest.read_text()).get("fingerprint")
+                old = json.loads(manifest.read_text())
             except (OSError, ValueError):
                 pass
-            if not resume or old != fingerprint:
+            if resume and old.get("fingerprint") == fingerprint:
+                self.plan = old.get("plan", plan)
+            else:
                 if resume:
                     warnings.warn(f"discarding shards in {self.dir}: they were made with a "
                                   "different model, task or settings", stacklevel=3)
                 shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not manifest.is_file():
-            _atomic_write_bytes(manifest, json.dumps({"fingerprint": fingerprint}).encode())
+            _atomic_write_bytes(manifest, json.dumps(
+                {"fingerprint": fingerprint, "plan": self.plan}).encode())
 
     def _paths(self, i: int) -> tuple[Path, Path]:
         return self.dir / f"shard-{i:05d}.npz", self.dir / f"shard-{i:05d}.json"

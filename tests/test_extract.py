@@ -163,6 +163,44 @@ def test_run_directory_meta_and_truncation(llama, tmp_path):
     assert not partial_dir(out).exists()
 
 
+def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, monkeypatch):
+    import extraction.extract as ex
+
+    _, model, tok = llama
+    out = tmp_path / "run"
+    first = extract(model, tok, tiny_task(), out=out, batch_size=2, progress=False)
+
+    def refuse(*a, **k):
+        raise AssertionError("recomputed a finished run")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(ex._Runner, "run", refuse)
+        again = extract(model, tok, tiny_task(), out=out, batch_size=2, progress=False)
+    np.testing.assert_array_equal(again.u, first.u)
+    assert again.meta["fingerprint"] == first.meta["fingerprint"]
+    # another task is never served from the finished run
+    other = extract(model, tok, tiny_task(TEXTS[:3]), out=out, progress=False)
+    assert other.n_examples == 3
+    # interrupted state from batch_size=2: a resume with another batch size keeps its plan
+    out2 = tmp_path / "run2"
+    calls = []
+    real = ex._Runner.run
+
+    def interrupt(self, seqs):
+        calls.append(len(seqs))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, seqs)
+
+    with monkeypatch.context() as mp, pytest.raises(KeyboardInterrupt):
+        mp.setattr(ex._Runner, "run", interrupt)
+        extract(model, tok, tiny_task(), out=out2, batch_size=2, shard_size=2, progress=False)
+    assert len(list(partial_dir(out2).glob("shard-*.npz"))) == 2
+    resumed = extract(model, tok, tiny_task(), out=out2, batch_size=7, progress=False)
+    assert resumed.meta["n_batches"] == 4
+    np.testing.assert_array_equal(resumed.u, first.u)
+
+
 def test_device_map_auto_is_accepted(llama):
     from extraction.models import load_model
 
