@@ -201,6 +201,16 @@ def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, mon
     np.testing.assert_array_equal(resumed.u, first.u)
 
 
+def test_exactness_failure_is_flagged_not_hidden(llama, monkeypatch):
+    import extraction.extract as ex
+
+    _, model, tok = llama
+    monkeypatch.setitem(ex.EXACTNESS_RTOL, "float32", 0.0)   # demand bit-exact sums
+    with pytest.warns(UserWarning, match="exactness check failed"):
+        c = extract(model, tok, tiny_task(), progress=False)
+    assert c.meta["exactness_ok"] is False and c.meta["max_exactness_error"] > 0
+
+
 def test_device_map_auto_is_accepted(llama):
     from extraction.models import load_model
 
