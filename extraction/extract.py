@@ -337,7 +337,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     tol = rtol * (1 + np.abs(logits.astype(np.float64)).max(1))
     ok = bool((err <= tol).all())
     if not ok:
-        worst = int(np.argmax(err / tol))
+        worst = int(np.argmax(err - tol))
         warnings.warn(f"exactness check failed for {(err > tol).sum()} example(s): worst "
                       f"|Σu + bias − logits| = {err[worst]:.3g} > {tol[worst]:.3g} "
                       f"(example {worst}, dtype {dtype})", stacklevel=2)
