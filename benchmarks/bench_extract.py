@@ -8,7 +8,7 @@ prompts, CPU. Both sides use the same length-sorted, left-padded batches of 16 p
   the prediction);
 - ``plain_full_logits``: the same without ``logits_to_keep`` ([B, T, V] logits, what a naive
   user would run);
-- ``extract``: :func:`extraction.extract.extract` end to end (tokenisation, hooks, float32
+- ``extract``: :func:`extraction.extract` end to end (tokenisation, hooks, float32
   projections, exactness check), ``batch_size=16``.
 
 The two main timings are interleaved and repeated (``--reps``); ratios use the minimum of each.
@@ -94,9 +94,9 @@ def main(argv=None) -> int:
     import torch
     import transformers
 
-    from extraction.extract import extract, plan_batches
     from extraction.models import load_model
     from extraction.prompts import encode_task
+    from extraction.runner import extract, plan_batches
     from extraction.tasks import get_task
 
     torch.set_num_threads(args.threads)

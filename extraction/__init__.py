@@ -9,9 +9,8 @@ from .tasks import SUPPORTED_TASKS, Task, get_task
 
 __all__ = ["Contributions", "Member", "Task", "get_task", "SUPPORTED_TASKS"]
 
-# torch-dependent entry points, imported on first attribute access. The extraction function
-# itself is ``from extraction.extract import extract`` (its module has the same name).
-_LAZY = {"load_model": ".models", "supported_families": ".architectures"}
+# torch-dependent entry points, imported on first attribute access.
+_LAZY = {"load_model": ".models", "supported_families": ".architectures", "extract": ".runner"}
 __all__ += list(_LAZY)
 
 

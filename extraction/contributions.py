@@ -65,7 +65,8 @@ class Member:
                 "execution": self.execution, "head": self.head, "junction": self.junction}
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -199,7 +200,7 @@ class Contributions:
             doc = {
                 "format_version": FORMAT_VERSION,
                 "shape": {"N": self.n_examples, "M": self.n_members, "C": self.n_options},
-                "arrays_sha256": _sha256(tmp / "arrays.npz"),
+                "arrays_sha256": sha256_file(tmp / "arrays.npz"),
                 "options": self.options,
                 "members": [m.to_dict() for m in self.members],
                 "meta": self.meta,
@@ -230,7 +231,7 @@ class Contributions:
                                     "(needs meta.json and arrays.npz)")
         with open(meta_path) as fh:
             doc = json.load(fh)
-        digest = _sha256(arr_path)
+        digest = sha256_file(arr_path)
         if digest != doc.get("arrays_sha256"):
             raise ValueError(f"{arr_path} is corrupt: sha256 {digest[:12]}… does not match "
                              f"the recorded {str(doc.get('arrays_sha256'))[:12]}…")

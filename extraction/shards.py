@@ -13,7 +13,6 @@ differently). A missing, truncated or corrupt shard is reported as absent and re
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,20 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
+from .contributions import sha256_file
+
 __all__ = ["ShardStore", "partial_dir"]
 
 
 def partial_dir(out) -> Path:
     out = Path(out)
     return out.parent / f".{out.name}.partial"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -94,7 +87,7 @@ class ShardStore:
             return None
         try:
             recorded = json.loads(side.read_text())
-            if recorded.get("sha256") != _sha256(npz):
+            if recorded.get("sha256") != sha256_file(npz):
                 raise ValueError("checksum mismatch")
             with np.load(npz) as z:
                 return {k: z[k] for k in z.files}
@@ -113,7 +106,7 @@ class ShardStore:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, npz)
-        _atomic_write_bytes(side, json.dumps({"sha256": _sha256(npz)}).encode())
+        _atomic_write_bytes(side, json.dumps({"sha256": sha256_file(npz)}).encode())
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)

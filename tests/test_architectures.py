@@ -13,8 +13,8 @@ import pytest
 import torch
 from _tiny_models import FAMILIES, MID_RESIDUAL, tiny_model, torch_threads
 
-from extraction.extract import extract
 from extraction.prompts import encode_task
+from extraction.runner import extract
 from extraction.tasks import Task
 
 TEXTS = ["the movie was good", "bad", "the plot was very boring and the actors were awful "

@@ -11,9 +11,9 @@ from _tiny_models import tiny_model, torch_threads
 from test_architectures import TEXTS, tiny_task
 
 from extraction.contributions import Contributions
-from extraction.extract import EXACTNESS_RTOL, extract, plan_batches
 from extraction.models import SMOLLM2_HUB_ID, resolve_model_name
 from extraction.prompts import encode_task
+from extraction.runner import EXACTNESS_RTOL, extract, plan_batches
 from extraction.shards import partial_dir
 from extraction.tasks import Task
 
@@ -164,7 +164,7 @@ def test_run_directory_meta_and_truncation(llama, tmp_path):
 
 
 def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, monkeypatch):
-    import extraction.extract as ex
+    import extraction.runner as ex
 
     _, model, tok = llama
     out = tmp_path / "run"
@@ -202,7 +202,7 @@ def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, mon
 
 
 def test_exactness_failure_is_flagged_not_hidden(llama, monkeypatch):
-    import extraction.extract as ex
+    import extraction.runner as ex
 
     _, model, tok = llama
     monkeypatch.setitem(ex.EXACTNESS_RTOL, "float32", 0.0)   # demand bit-exact sums

@@ -41,8 +41,8 @@ def test_smollm2_sst2_exact(smollm2, shared_data_dir):
     import torch
     from _tiny_models import torch_threads
 
-    from extraction.extract import extract
     from extraction.prompts import encode_task
+    from extraction.runner import extract
     from extraction.tasks import get_task
 
     model, tok = smollm2

@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent("""
     import extraction.shards as shards
     from transformers import PreTrainedTokenizerFast
     from extraction.models import load_model
-    from extraction.extract import extract
+    from extraction.runner import extract
     from extraction.tasks import Task
 
     folder, out, sleep = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -134,8 +134,8 @@ def test_resume_is_bit_identical_and_corrupt_shards_are_recomputed(killed_run):
     # uninterrupted reference, same thread count as the script
     from transformers import PreTrainedTokenizerFast
 
-    from extraction.extract import extract
     from extraction.models import load_model
+    from extraction.runner import extract
     from extraction.tasks import Task
 
     model, _ = load_model(folder, device="cpu", dtype="float32")

@@ -21,3 +21,26 @@ def test_estimators_never_import_torch():
             "print(','.join(mods)); sys.exit(1 if mods else 0)")
     res = subprocess.run(["python", "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, f"estimators imported {res.stdout}"
+
+
+def test_public_api_names():
+    code = ("import sys, extraction; "
+            "from extraction import Contributions, Task, get_task, load_model, extract; "
+            "from estimators import (entropy, mutual_information, total_correlation, "
+            "conditional_mutual_information, interaction_information, "
+            "information_decomposition, bias_diversity, paper_eq14, bias_variance_covariance, "
+            "permutation_test, bootstrap_ci); "
+            "from infodiv.curves import layer_curves; "
+            "from infodiv.submodularity import submodularity_report; "
+            "from infodiv.junctions import junction_curves; "
+            "from infodiv.tables import correlation_table, module_shares, sharing_table; "
+            "assert callable(extract) and extract.__name__ == 'extract'")
+    res = subprocess.run(["python", "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+
+
+def test_loading_contributions_does_not_import_torch():
+    code = ("import sys, extraction; from extraction import Contributions, get_task; "
+            "sys.exit(1 if 'torch' in sys.modules else 0)")
+    res = subprocess.run(["python", "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr

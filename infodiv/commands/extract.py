@@ -1,7 +1,7 @@
 """``infodiv extract``: run a causal LM over a task and save its exact per-member contributions.
 
 Loads the model (hub id, local folder, ``.gguf`` file or the alias ``smollm2-135m``), builds the
-task (paper Table 3 template and options), runs :func:`extraction.extract.extract` with a
+task (paper Table 3 template and options), runs :func:`extraction.extract` with a
 progress bar (examples/s) and writes a ``Contributions`` run directory (resumable: rerunning the
 same command after an interruption reuses the finished shards). Prints N, M, C, the largest
 exactness error ``max |Σ_m u_m + bias − logits|`` and the model's accuracy; exits 1 if the
@@ -66,8 +66,8 @@ def _default_out(model: str, task: str, granularity: str) -> Path:
 
 
 def run(args) -> int:
-    from extraction.extract import extract
     from extraction.models import load_model
+    from extraction.runner import extract
     from extraction.tasks import get_task
 
     out = args.out or _default_out(str(args.model), args.task, args.granularity)
