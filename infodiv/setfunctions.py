@@ -29,6 +29,7 @@ Objectives (``make_set_function(contrib, objective)``):
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,33 +217,111 @@ def _log_softmax(z, axis=-2):
     return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
 
 
-def readout_scores(z: np.ndarray, y: np.ndarray, metric: str) -> np.ndarray:
+def readout_scores(z: np.ndarray, y: np.ndarray, metric: str, overwrite=False) -> np.ndarray:
     """Per-example metric of logits ``z`` ``[..., C, n]`` for labels ``y`` ``[n]`` → ``[..., n]``.
 
     accuracy: 1/|argmax set| when y is among the maximal logits (ties split evenly), else 0;
     cross_entropy: −log2 softmax(z)_y; brier: Σ_j (softmax(z)_j − 1[j = y])².
+    ``overwrite``: z is scratch and may be overwritten.
     """
     mask = np.arange(z.shape[-2])[:, None] == y[None, :]  # [C, n]
     if metric == "accuracy":
         top = z >= z.max(axis=-2, keepdims=True)
         return (top & mask).any(axis=-2) / top.sum(axis=-2)
+    if metric == "cross_entropy":  # log-sum-exp minus the label's logit
+        zy = z[..., y, np.arange(z.shape[-1])]
+        m = z.max(axis=-2)
+        e = np.subtract(z, m[..., None, :], out=z if overwrite else None)
+        return (np.log(np.exp(e, out=e).sum(axis=-2)) + m - zy) / LN2
     logq = _log_softmax(z)
     ly = np.where(mask, logq, 0.0).sum(axis=-2)
-    if metric == "cross_entropy":
-        return -ly / LN2
     if metric == "brier":
         return (np.exp(2.0 * logq)).sum(axis=-2) - 2.0 * np.exp(ly) + 1.0
     raise ValueError(f"unknown readout metric {metric!r}; choose from {READOUT_METRICS}")
 
 
-def fit_calibration(z, y, *, init=None, n_iter: int = 25, tol: float = 1e-9):
-    """Fit softmax(a·z + c) by damped Newton on the mean cross-entropy, batched.
+def _calibration_terms(zs, szy, counts, a, off, hess, work):
+    """Mean cross-entropy of softmax(a·z + c), its gradient and (optionally) Hessian in θ.
+
+    ``zs`` ``[K, C, n]`` is z shifted per example by max_j z_ij (the loss is invariant to such
+    shifts and a·zs + c − max c ≤ 0 for a ≥ 0, so exp cannot overflow); ``szy`` ``[K]`` is
+    Σ_i zs_{i,y_i}; ``counts`` ``[C]`` the label counts. ``hess``: True, False, or a pair
+    ``(scale, gtol)``: compute the Hessian only when some scaled gradient exceeds ``gtol``.
+    ``work`` ``[3, ≥K, C, n]``: scratch arrays (fresh large arrays cost page faults).
+    Returns ``(loss [K], grad [K, C], hess [K, C, C] or None)``; grad[:, 0] is ∂/∂a and
+    grad[:, j] is ∂/∂c_j (grad[:, 0] of the offsets is never used: c_0 = 0).
+    """
+    k, c, n = zs.shape
+    cm = off - off.max(axis=1, keepdims=True)
+    # q_ij = e_ij·E_j / s_i with e = exp(a·zs) ≤ 1 and E = exp(c − max c) ≤ 1: the offsets
+    # enter through [K, C] weights, which saves passes over the [K, C, n] arrays
+    for exact in (bool((a < 0).any()), True):
+        e = np.multiply(zs, a[:, None, None], out=work[0, :k])
+        shift, weights = 0.0, np.exp(cm)
+        if exact:  # a < 0 (a·zs unbounded above) or every option underflows: shift by the max
+            e += cm[:, :, None]
+            m = e.max(axis=1)
+            e -= m[:, None, :]
+            shift, weights = m.sum(axis=1), np.ones((k, c))
+        np.exp(e, out=e)
+        s = np.matmul(weights[:, None, :], e)[:, 0]
+        if exact or s.min() > 1e-150:  # (keeps 1/s and its square finite)
+            break
+    loss = (np.log(s).sum(axis=1) + shift - a * szy - cm @ counts) / n
+    r = 1.0 / s
+    ez = np.multiply(e, zs, out=work[1, :k])
+    qsum = weights * np.matmul(e, r[:, :, None])[..., 0]  # Σ_i q_ij
+    qzsum = weights * np.matmul(ez, r[:, :, None])[..., 0]  # Σ_i q_ij z_ij
+    grad = np.empty((k, c))
+    grad[:, 1:] = (qsum[:, 1:] - counts[1:]) / n
+    grad[:, 0] = (qzsum.sum(axis=1) - szy) / n
+    if hess is False:
+        return loss, grad, None
+    need = np.ones(k, dtype=bool) if hess is True else _grad_norm(grad, hess[0]) > hess[1]
+    if not need.any():
+        return loss, grad, None
+    if need.all():
+        return loss, grad, _hessian(e, ez, zs, weights, r, qsum, qzsum, work[2, :k]) / n
+    h = np.full((k, c, c), np.nan)  # converged rows need no Newton step
+    m = int(need.sum())
+    h[need] = _hessian(e[need], ez[need], zs[need], weights[need], r[need], qsum[need],
+                       qzsum[need], work[2, :m]) / n
+    return loss, grad, h
+
+
+def _hessian(e, ez, zs, w, r, qsum, qzsum, scratch):
+    """Σ_i of the per-example Hessians, from e, e·z, the option weights w and r = 1/s."""
+    k, c, _ = e.shape
+    mz = r * np.matmul(w[:, None, :], ez)[:, 0]  # E_q[z_i] per example
+    h = np.empty((k, c, c))
+    h[:, 0, 0] = ((w * np.einsum("kcn,kcn,kn->kc", ez, zs, r)).sum(axis=1)
+                  - np.einsum("kn,kn->k", mz, mz))
+    h[:, 0, 1:] = (qzsum - w * np.matmul(e, (r * mz)[:, :, None])[..., 0])[:, 1:]
+    h[:, 1:, 0] = h[:, 0, 1:]
+    er = np.multiply(e[:, 1:], r[:, None, :], out=scratch[:, 1:])
+    h[:, 1:, 1:] = -w[:, 1:, None] * w[:, None, 1:] * np.einsum("kcn,kdn->kcd", er, er)
+    idx = np.arange(1, c)
+    h[:, idx, idx] += qsum[:, 1:]
+    return h
+
+
+def _grad_norm(grad, scale):
+    """Largest |∂loss/∂θ_j| / sqrt(H_jj): the first-order change of the logits a·z + c."""
+    return np.abs(grad / scale).max(axis=1)
+
+
+def fit_calibration(z, y, *, init=None, max_iter: int = 50, gtol: float = 1e-10,
+                    return_info: bool = False, chunk_elements: int = 1 << 16):
+    """Fit softmax(a·z + c) by damped Newton on the mean cross-entropy, batched over problems.
 
     The parameters are θ = (a, c_1, ..., c_{C−1}) with c_0 = 0; the gradient and Hessian of
     the mean cross-entropy are the multinomial-logistic ones with per-option features
     φ_j = (z_j, e_j): ∇ = mean_i Σ_j (q_ij − 1[j=y_i]) φ_ij and
-    H = mean_i [Σ_j q_ij φ_ij φ_ijᵀ − (Σ_j q_ij φ_ij)(Σ_j q_ij φ_ij)ᵀ]. Steps are halved until
-    the loss does not increase; a ridge of 1e-10·tr(H) keeps H invertible when z is constant.
+    H = mean_i [Σ_j q_ij φ_ij φ_ijᵀ − (Σ_j q_ij φ_ij)(Σ_j q_ij φ_ij)ᵀ]. Each problem stops
+    when its gradient, scaled by sqrt(diag H) at the starting point (so that it measures the
+    change of the logits), is below ``gtol``; a Newton step is halved until the loss does not
+    increase; a ridge of 1e-10·tr(H) keeps H invertible when z is constant. Problems are
+    solved in chunks of about ``chunk_elements`` logits (cache-sized arrays).
 
     Parameters
     ----------
@@ -252,6 +331,9 @@ def fit_calibration(z, y, *, init=None, n_iter: int = 25, tol: float = 1e-9):
     init : (a, c) or None
         Starting point (broadcast to K problems); default a = 1, c = 0. Greedy search starts
         every candidate from the current set's fit, which saves most Newton iterations.
+    return_info : bool
+        Also return a dict with ``converged`` ``[K]`` (bool), ``grad_norm`` ``[K]`` (scaled)
+        and ``n_iter`` (the largest number of Newton steps taken).
 
     Returns
     -------
@@ -260,57 +342,70 @@ def fit_calibration(z, y, *, init=None, n_iter: int = 25, tol: float = 1e-9):
     """
     z = np.asarray(z, dtype=np.float64)
     k, c, n = z.shape
-    onehot = (np.arange(c)[:, None] == np.asarray(y)[None, :]).astype(np.float64)
+    y = np.asarray(y)
+    counts = np.bincount(y, minlength=c).astype(np.float64)
     if init is None:
         a, off = np.ones(k), np.zeros((k, c))
     else:
         a = np.broadcast_to(np.asarray(init[0], dtype=np.float64), (k,)).copy()
         off = np.broadcast_to(np.asarray(init[1], dtype=np.float64), (k, c)).copy()
+    off -= off[:, :1]
+    gnorm, n_iter = np.empty(k), 0
+    size = min(k, max(1, chunk_elements // (c * n)))
+    work = np.empty((4, size, c, n))  # reused scratch (fresh large arrays cost page faults)
+    for lo in range(0, k, size):
+        sl = slice(lo, lo + size)
+        zs = np.subtract(z[sl], z[sl].max(axis=1, keepdims=True), out=work[3, :len(a[sl])])
+        szy = zs[:, y, np.arange(n)].sum(axis=1)
+        a[sl], off[sl], gnorm[sl], it = _newton(zs, szy, counts, a[sl], off[sl], max_iter, gtol,
+                                                work, -zs.min(axis=(1, 2)))
+        n_iter = max(n_iter, it)
+    if not return_info:
+        return a, off
+    return a, off, {"converged": gnorm <= gtol, "grad_norm": gnorm, "n_iter": n_iter}
 
-    def loss_of(a_, off_):
-        logq = _log_softmax(a_[:, None, None] * z + off_[:, :, None])
-        return -(logq * onehot).sum(axis=(1, 2)) / n, logq
 
-    loss, logq = loss_of(a, off)
-    for _ in range(n_iter):
-        q = np.exp(logq)
-        r = q - onehot
-        qz = (q * z).sum(axis=1)  # [K, n]
-        grad = np.empty((k, c))
-        grad[:, 0] = (r * z).sum(axis=(1, 2))
-        grad[:, 1:] = r[:, 1:].sum(axis=2)
-        hess = np.empty((k, c, c))
-        hess[:, 0, 0] = ((q * z * z).sum(axis=1) - qz ** 2).sum(axis=1)
-        hess[:, 0, 1:] = (q[:, 1:] * (z[:, 1:] - qz[:, None, :])).sum(axis=2)
-        hess[:, 1:, 0] = hess[:, 0, 1:]
-        qc = q[:, 1:]
-        hess[:, 1:, 1:] = -np.matmul(qc, np.swapaxes(qc, 1, 2))
-        idx = np.arange(1, c)
-        hess[:, idx, idx] += qc.sum(axis=2)
-        grad /= n
-        hess /= n
-        ridge = 1e-10 * np.trace(hess, axis1=1, axis2=2) + 1e-300
-        hess[:, np.arange(c), np.arange(c)] += ridge[:, None]
-        step = np.linalg.solve(hess, grad[..., None])[..., 0]
-        t = np.ones(k)
+def _newton(zs, szy, counts, a, off, max_iter, gtol, work, span):
+    """Damped Newton on chunk ``zs``; ``span`` [K] = max |zs| bounds logit changes."""
+    k, c = off.shape
+    loss, g, h = _calibration_terms(zs, szy, counts, a, off, True, work)
+    scale = np.sqrt(np.maximum(np.diagonal(h, axis1=1, axis2=2), 1e-24))
+    gnorm = _grad_norm(g, scale)
+    diag, stalled = np.arange(c), np.zeros(k, dtype=bool)
+    for it in range(max_iter):
+        rows = np.flatnonzero((gnorm > gtol) & ~stalled)  # NaN (failed evaluation): unconverged
+        if rows.size == 0:
+            return a, off, gnorm, it
+        hr = h[rows]
+        hr[:, diag, diag] += 1e-10 * np.trace(hr, axis1=1, axis2=2)[:, None] + 1e-300
+        step = np.linalg.solve(hr, g[rows][..., None])[..., 0]
+        step *= -1.0  # θ ← θ − t·H⁻¹∇ over (a, c_1, ..., c_{C−1})
+        # a (near-)singular H (saturated softmax) gives huge steps: let one step change the
+        # logits by at most max(30, their present size) before the loss test halves it
+        size = np.abs(a[rows]) * span[rows] + np.abs(off[rows]).max(axis=1)
+        move = np.abs(step[:, 0]) * span[rows] + np.abs(step[:, 1:]).max(axis=1)
+        t = np.minimum(1.0, np.maximum(30.0, size) / np.maximum(move, 1e-300))
+        pending = np.arange(rows.size)  # positions in rows whose step is not yet accepted
         for _ in range(30):
-            new_a = a - t * step[:, 0]
-            new_off = off.copy()
-            new_off[:, 1:] -= t[:, None] * step[:, 1:]
-            new_loss, new_logq = loss_of(new_a, new_off)
-            worse = new_loss > loss + 1e-12
-            if not worse.any():
+            r_ = rows[pending]
+            na = a[r_] + t[pending] * step[pending, 0]
+            no = off[r_].copy()
+            no[:, 1:] += t[pending, None] * step[pending, 1:]
+            sub = slice(None) if r_.size == k else r_
+            nl, ng, nh = _calibration_terms(zs[sub], szy[sub], counts, na, no,
+                                            (scale[r_], gtol), work)
+            ok = (nl <= loss[r_] + 1e-12 * (1.0 + np.abs(loss[r_]))) & np.isfinite(ng).all(axis=1)
+            acc = r_[ok]
+            a[acc], off[acc], loss[acc], g[acc] = na[ok], no[ok], nl[ok], ng[ok]
+            if nh is not None:
+                h[acc] = nh[ok]  # (NaN rows: converged, never used)
+            pending = pending[~ok]
+            if pending.size == 0:
                 break
-            t = np.where(worse, t / 2, t)
-        ok = new_loss <= loss + 1e-12
-        a = np.where(ok, new_a, a)
-        off = np.where(ok[:, None], new_off, off)
-        logq = np.where(ok[:, None, None], new_logq, logq)
-        gain = np.where(ok, loss - new_loss, 0.0)
-        loss = np.where(ok, new_loss, loss)
-        if gain.max() < tol:
-            break
-    return a, off
+            t[pending] /= 2
+        stalled[rows[pending]] = True  # no decrease along the Newton direction: give up
+        gnorm = np.where(stalled, np.inf, _grad_norm(g, scale))
+    return a, off, gnorm, max_iter
 
 
 @dataclass
@@ -318,6 +413,11 @@ class _SumState:
     members: list
     total: np.ndarray  # [C, n] running Σ u_m + bias
     calib: list | None = None  # per-fold (a, c) of this set (calibrated objectives)
+    # calibrated: per-fold (a [M], c [M, C]) fits of S ± {j} for every member j, predicted
+    # (``guess``, warm starts) and refined by added_values / removed_values (``fitted``)
+    guess: list | None = None
+    fitted: list | None = None
+    fresh: tuple | None = None  # (sign, mask [M]): members j whose fit of S ± {j} is in fitted
 
 
 class ReadoutSetFunction(SetFunction):
@@ -349,28 +449,86 @@ class ReadoutSetFunction(SetFunction):
         self.units = {"accuracy": "fraction", "cross_entropy": "bits", "brier": ""}[metric]
         self.greater_is_better = metric == "accuracy"
         self.folds = split_halves(self.y, random_state) if calibrated else None
+        self._ut_folds = (None if not calibrated else  # C-ordered member logits of each half
+                          [np.ascontiguousarray(self.ut[:, :, idx]) for idx in self.folds])
 
-    def _score_logits(self, z: np.ndarray, init=None, return_params=False):
-        """Per-example scores ``[K, n]`` of logits ``[K, C, n]`` (and the per-fold fits)."""
+    def _score_logits(self, z, init=None, return_params=False, parts=None):
+        """Per-example scores ``[K, n]`` of logits ``[K, C, n]`` (and the per-fold fits).
+
+        Calibrated: ``parts`` may give the logits already split by fold, C-ordered
+        (``z[:, :, fold]`` is not, and strided arrays make every operation slower).
+        """
         if not self.calibrated:
             out = readout_scores(z, self.y, self.metric)
             return (out, None) if return_params else out
-        out = np.empty((z.shape[0], z.shape[2]))
+        if parts is None:
+            parts = [np.take(z, idx, axis=2) for idx in self.folds]
+        out = np.empty((parts[0].shape[0], self.n_examples))
         params = []
-        for f_idx, (fit, ev) in enumerate((self.folds, self.folds[::-1])):
-            a, c = fit_calibration(z[:, :, fit], self.y[fit],
-                                   init=None if init is None else init[f_idx])
+        for fit in (0, 1):
+            a, c, info = fit_calibration(parts[fit], self.y[self.folds[fit]], return_info=True,
+                                         init=None if init is None else init[fit])
+            if not info["converged"].all():
+                bad = ~info["converged"]
+                warnings.warn(f"{self.name}: calibration fit did not converge for {bad.sum()} "
+                              f"of {bad.size} member sets (scaled gradient norm up to "
+                              f"{np.nanmax(np.r_[info['grad_norm'][bad], 0.0]):.3g})",
+                              RuntimeWarning, stacklevel=3)
             params.append((a, c))
-            zc = a[:, None, None] * z[:, :, ev] + c[:, :, None]
-            out[:, ev] = readout_scores(zc, self.y[ev], self.metric)
+        for (a, c), zc, ev in zip(params, parts[::-1], self.folds[::-1]):
+            zc *= a[:, None, None]  # the parts are scratch copies: scaled in place
+            zc += c[:, :, None]
+            out[:, ev] = readout_scores(zc, self.y[ev], self.metric, overwrite=True)
         return (out, params) if return_params else out
 
-    def _state(self, members, total) -> _SumState:
-        calib = None
-        if self.calibrated:
-            _, params = self._score_logits(total[None], return_params=True)
+    def _state(self, members, total, parent=None, j=None, sign=0) -> _SumState:
+        """State of a member set; calibrated: its fit, reused from the parent's candidates.
+
+        Greedy search predicts the fit of S ± {k} in the child state S' = S ± {j} by the
+        parent's fits: θ(S' ± k) ≈ θ(S ± k) + θ(S') − θ(S) (a warm start only: every fit is
+        run to convergence).
+        """
+        if not self.calibrated:
+            return _SumState(list(members), total)
+        if parent is not None and parent.fresh is not None and parent.fresh[0] == sign \
+                and parent.fresh[1][j]:
+            calib = [(fa[j], fc[j].copy()) for fa, fc in parent.fitted]  # S' was a candidate
+        else:
+            init = None
+            if parent is not None:
+                init = parent.calib if parent.fitted is None else [
+                    (fa[j], fc[j]) for fa, fc in parent.fitted]
+            _, params = self._score_logits(total[None], init=init, return_params=True)
             calib = [(a[0], c[0]) for a, c in params]
-        return _SumState(list(members), total, calib)
+        guess = None  # (fits next to the empty set or a single member predict poorly)
+        if parent is not None and parent.fitted is not None and min(len(members),
+                                                                    len(parent.members)) >= 2:
+            guess = [(fa + (a - pa), fc + (c - pc)) for (fa, fc), (a, c), (pa, pc)
+                     in zip(parent.fitted, calib, parent.calib)]
+        return _SumState(list(members), total, calib, guess)
+
+    def _candidate_scores(self, state, cand, sign):
+        """Scores of the candidate sets S ± {j}; calibrated: warm-started fits."""
+        if not self.calibrated:
+            return self._score_logits(state.total[None] + sign * self.ut[cand])
+        init = state.calib if state.guess is None else [(ga[cand], gc[cand])
+                                                        for ga, gc in state.guess]
+        parts = []
+        for idx, ut in zip(self.folds, self._ut_folds):
+            part = ut[cand] if sign > 0 else -ut[cand]
+            part += state.total[:, idx]
+            parts.append(part)
+        out, params = self._score_logits(None, init=init, return_params=True, parts=parts)
+        if state.fitted is None:
+            state.fitted = [(np.broadcast_to(a, (self.n_members,)).copy(),
+                             np.broadcast_to(c, (self.n_members,) + c.shape).copy())
+                            for a, c in state.calib]
+        for (fa, fc), (a, c) in zip(state.fitted, params):
+            fa[cand], fc[cand] = a, c
+        if state.fresh is None or state.fresh[0] != sign:
+            state.fresh = (sign, np.zeros(self.n_members, dtype=bool))
+        state.fresh[1][cand] = True
+        return out
 
     def scores(self, members):
         idx = check_members(members, self.n_members)
@@ -389,13 +547,11 @@ class ReadoutSetFunction(SetFunction):
 
     def added_values(self, state, candidates):
         cand = np.asarray(candidates, dtype=np.int64)
-        z = state.total[None] + self.ut[cand]
-        return self._score_logits(z, init=state.calib).mean(axis=1)
+        return self._candidate_scores(state, cand, 1.0).mean(axis=1)
 
     def removed_values(self, state, candidates):
         cand = np.asarray(candidates, dtype=np.int64)
-        z = state.total[None] - self.ut[cand]
-        return self._score_logits(z, init=state.calib).mean(axis=1)
+        return self._candidate_scores(state, cand, -1.0).mean(axis=1)
 
     def order_values(self, order) -> np.ndarray:
         """f of every prefix of ``order`` at once (cumulative sums, one batched scoring)."""
@@ -407,10 +563,11 @@ class ReadoutSetFunction(SetFunction):
         return self._score_logits(z).mean(axis=1)
 
     def add(self, state, j):
-        return self._state(state.members + [int(j)], state.total + self.ut[j])
+        return self._state(state.members + [int(j)], state.total + self.ut[j], state, j, 1.0)
 
     def remove(self, state, j):
-        return self._state([m for m in state.members if m != j], state.total - self.ut[j])
+        return self._state([m for m in state.members if m != j], state.total - self.ut[j],
+                           state, j, -1.0)
 
     def restrict(self, examples):
         ex = np.asarray(examples)
