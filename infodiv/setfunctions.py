@@ -306,21 +306,23 @@ def _hessian(e, ez, zs, w, r, qsum, qzsum, scratch):
 
 
 def _grad_norm(grad, scale):
-    """Largest |∂loss/∂θ_j| / sqrt(H_jj): the first-order change of the logits a·z + c."""
+    """Largest |∂loss/∂θ_j| / scale_j (about the first-order change of the logits a·z + c)."""
     return np.abs(grad / scale).max(axis=1)
 
 
 def fit_calibration(z, y, *, init=None, max_iter: int = 50, gtol: float = 1e-10,
-                    return_info: bool = False, chunk_elements: int = 1 << 16):
+                    return_info: bool = False, chunk_elements: int = 1 << 17):
     """Fit softmax(a·z + c) by damped Newton on the mean cross-entropy, batched over problems.
 
     The parameters are θ = (a, c_1, ..., c_{C−1}) with c_0 = 0; the gradient and Hessian of
     the mean cross-entropy are the multinomial-logistic ones with per-option features
     φ_j = (z_j, e_j): ∇ = mean_i Σ_j (q_ij − 1[j=y_i]) φ_ij and
     H = mean_i [Σ_j q_ij φ_ij φ_ijᵀ − (Σ_j q_ij φ_ij)(Σ_j q_ij φ_ij)ᵀ]. Each problem stops
-    when its gradient, scaled by sqrt(diag H) at the starting point (so that it measures the
-    change of the logits), is below ``gtol``; a Newton step is halved until the loss does not
-    increase; a ridge of 1e-10·tr(H) keeps H invertible when z is constant. Problems are
+    when its gradient — ∂/∂a divided by the RMS spread of z across options, so that both parts
+    measure changes of the logits — is at most ``gtol`` in every coordinate (checked in
+    float64 at the returned point). A Newton step is capped (saturated softmax) and halved
+    until the loss does not increase; a ridge of 1e-10·tr(H) keeps H invertible when z is
+    constant. With ``init`` (warm starts) the first step is computed in float32. Problems are
     solved in chunks of about ``chunk_elements`` logits (cache-sized arrays).
 
     Parameters
@@ -353,38 +355,77 @@ def fit_calibration(z, y, *, init=None, max_iter: int = 50, gtol: float = 1e-10,
     gnorm, n_iter = np.empty(k), 0
     size = min(k, max(1, chunk_elements // (c * n)))
     work = np.empty((4, size, c, n))  # reused scratch (fresh large arrays cost page faults)
+    rough = None if init is None else np.empty((4, size, c, n), dtype=np.float32)
     for lo in range(0, k, size):
         sl = slice(lo, lo + size)
         zs = np.subtract(z[sl], z[sl].max(axis=1, keepdims=True), out=work[3, :len(a[sl])])
         szy = zs[:, y, np.arange(n)].sum(axis=1)
+        # gradient scale: ∂/∂a in units of the RMS spread of z across options, ∂/∂c_j as is
+        scale = np.ones((zs.shape[0], c))
+        spread = np.einsum("kcn,kcn->k", zs, zs) / (c * n) - (zs.mean(axis=1) ** 2).mean(axis=1)
+        scale[:, 0] = np.sqrt(np.maximum(spread, 1e-24))
         a[sl], off[sl], gnorm[sl], it = _newton(zs, szy, counts, a[sl], off[sl], max_iter, gtol,
-                                                work, -zs.min(axis=(1, 2)))
+                                                work, -zs.min(axis=(1, 2)), scale, rough)
         n_iter = max(n_iter, it)
     if not return_info:
         return a, off
     return a, off, {"converged": gnorm <= gtol, "grad_norm": gnorm, "n_iter": n_iter}
 
 
-def _newton(zs, szy, counts, a, off, max_iter, gtol, work, span):
-    """Damped Newton on chunk ``zs``; ``span`` [K] = max |zs| bounds logit changes."""
+def _newton_step(h, g, a, off, span):
+    """Newton direction −H⁻¹∇ (ridge 1e-10·tr H) and its largest safe step length ≤ 1.
+
+    A (near-)singular H (saturated softmax) gives huge steps: one step may change the logits
+    by at most max(30, their present size) before the loss test halves it.
+    """
+    c = h.shape[1]
+    hr = h.copy()
+    hr[:, np.arange(c), np.arange(c)] += 1e-10 * np.trace(h, axis1=1, axis2=2)[:, None] + 1e-300
+    step = -np.linalg.solve(hr, g[..., None])[..., 0]
+    size = np.abs(a) * span + np.abs(off).max(axis=1)
+    move = np.abs(step[:, 0]) * span + np.abs(step[:, 1:]).max(axis=1)
+    return step, np.minimum(1.0, np.maximum(30.0, size) / np.maximum(move, 1e-300))
+
+
+def _newton(zs, szy, counts, a, off, max_iter, gtol, work, span, scale, rough=None):
+    """Damped Newton on chunk ``zs``; ``span`` [K] = max |zs| bounds logit changes; converged
+    when the gradient divided by ``scale`` [K, C] is at most ``gtol``.
+
+    ``rough`` (float32 scratch like ``work``): take the first step from a float32 model (warm
+    starts need only a ~1e-6 accurate first step; float32 halves its cost). Every later
+    evaluation and the convergence check are float64; rows whose float32 step does not reduce
+    the gradient restart from the initial point.
+    """
     k, c = off.shape
-    loss, g, h = _calibration_terms(zs, szy, counts, a, off, True, work)
-    scale = np.sqrt(np.maximum(np.diagonal(h, axis1=1, axis2=2), 1e-24))
+    if rough is None:
+        loss, g, h = _calibration_terms(zs, szy, counts, a, off, True, work)
+    else:
+        f32 = np.float32
+        z32 = rough[3, :k]
+        z32[...] = zs
+        _, g, h = _calibration_terms(z32, szy, counts, a.astype(f32), off.astype(f32), True,
+                                     rough)
+        g0 = _grad_norm(g, scale)
+        rows = np.flatnonzero(np.isfinite(g0) & np.isfinite(h).all(axis=(1, 2)) & (g0 > gtol))
+        a0, off0 = a.copy(), off.copy()
+        step, t = _newton_step(h[rows], g[rows], a[rows], off[rows], span[rows])
+        a[rows] += t * step[:, 0]
+        off[rows, 1:] += t[:, None] * step[:, 1:]
+        loss, g, h = _calibration_terms(zs, szy, counts, a, off, (scale, gtol), work)
+        if h is None:
+            h = np.full((k, c, c), np.nan)
+        bad = rows[~(np.isfinite(loss[rows]) & (_grad_norm(g[rows], scale[rows]) < g0[rows]))]
+        if bad.size:
+            a[bad], off[bad] = a0[bad], off0[bad]
+            loss[bad], g[bad], h[bad] = _calibration_terms(zs[bad], szy[bad], counts, a[bad],
+                                                           off[bad], True, work)
     gnorm = _grad_norm(g, scale)
-    diag, stalled = np.arange(c), np.zeros(k, dtype=bool)
+    stalled = np.zeros(k, dtype=bool)
     for it in range(max_iter):
         rows = np.flatnonzero((gnorm > gtol) & ~stalled)  # NaN (failed evaluation): unconverged
         if rows.size == 0:
             return a, off, gnorm, it
-        hr = h[rows]
-        hr[:, diag, diag] += 1e-10 * np.trace(hr, axis1=1, axis2=2)[:, None] + 1e-300
-        step = np.linalg.solve(hr, g[rows][..., None])[..., 0]
-        step *= -1.0  # θ ← θ − t·H⁻¹∇ over (a, c_1, ..., c_{C−1})
-        # a (near-)singular H (saturated softmax) gives huge steps: let one step change the
-        # logits by at most max(30, their present size) before the loss test halves it
-        size = np.abs(a[rows]) * span[rows] + np.abs(off[rows]).max(axis=1)
-        move = np.abs(step[:, 0]) * span[rows] + np.abs(step[:, 1:]).max(axis=1)
-        t = np.minimum(1.0, np.maximum(30.0, size) / np.maximum(move, 1e-300))
+        step, t = _newton_step(h[rows], g[rows], a[rows], off[rows], span[rows])
         pending = np.arange(rows.size)  # positions in rows whose step is not yet accepted
         for _ in range(30):
             r_ = rows[pending]
