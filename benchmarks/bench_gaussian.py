@@ -20,24 +20,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_time
 from threadpoolctl import threadpool_limits
 
 from estimators import total_correlation
 from estimators.groundtruth import cases
 
 OUT = Path(__file__).resolve().parent / "results" / "gaussian.json"
-
-
-def best_time(fn, repeats=5):
-    """Fastest of ``repeats`` calls: wall seconds, process CPU seconds, and the result."""
-    best, result = None, None
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        if best is None or wall < best["seconds"]:
-            best = {"seconds": wall, "cpu_seconds": cpu}
-    return best, result
 
 
 def bench_129(seed=0):

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import scipy
 import sklearn
+from _timing import best_time
 from scipy import integrate
 from sklearn.feature_selection import mutual_info_regression
 
@@ -30,21 +31,6 @@ from estimators import knn
 
 OUT = Path(__file__).resolve().parent / "results" / "knn.json"
 LOG2 = np.log(2)
-
-
-def best_time(fn, repeats=3):
-    """Fastest of ``repeats`` calls: ``{"seconds": wall, "cpu_seconds": process CPU}`` and result.
-
-    The machine is shared: cpu_seconds / seconds shows how many cores the call actually got.
-    """
-    best, result = None, None
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        if best is None or wall < best["seconds"]:
-            best = {"seconds": wall, "cpu_seconds": cpu}
-    return best, result
 
 
 def capacity(a):
