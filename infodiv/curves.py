@@ -127,24 +127,34 @@ def greedy_forward(f: SetFunction, *, lazy: bool = False, progress: bool = False
         order, values, info = greedy_forward(f, lazy=False, progress=progress)
         info.update(lazy_requested=True, lazy_rejected=True)
         return order, values, info
-    sign = f.sign()
-    m = f.n_members
     state = f.start(())
-    values = [f.state_value(state)]
-    remaining = list(range(m))
-    order = []
-    steps = range(m)
+    empty = f.state_value(state)
+    order, values = _greedy_steps(f, state, f.added_values, f.add, f"greedy {f.name}", progress)
+    return order, np.asarray([empty, *values]), {"lazy_requested": False}
+
+
+def _greedy_steps(f: SetFunction, state, values_of, apply, desc: str, progress: bool):
+    """Shared loop of greedy forward and backward search.
+
+    At each of the M steps, ``values_of(state, remaining)`` scores every remaining candidate,
+    the best one (by ``f.sign()``) is picked and ``apply(state, j)`` updates the state. Returns
+    the picked members in order and the value after each pick.
+    """
+    sign = f.sign()
+    remaining = list(range(f.n_members))
+    picked, values = [], []
+    steps = range(f.n_members)
     if progress:
         from tqdm.auto import tqdm
-        steps = tqdm(steps, desc=f"greedy {f.name}", leave=False, disable=None)
+        steps = tqdm(steps, desc=desc, leave=False, disable=None)
     for _ in steps:
-        vals = np.asarray(f.added_values(state, remaining))
+        vals = np.asarray(values_of(state, remaining))
         pos = int(np.argmax(sign * vals))
         j = remaining.pop(pos)
-        order.append(j)
-        state = f.add(state, j)
+        picked.append(j)
+        state = apply(state, j)
         values.append(float(vals[pos]))
-    return np.asarray(order), np.asarray(values), {"lazy_requested": False}
+    return np.asarray(picked), values
 
 
 def _lazy_greedy(f: SetFunction, tol: float = 1e-12):
@@ -188,25 +198,12 @@ def greedy_backward(f: SetFunction, *, progress: bool = False):
     order : int array ``[M]``; the reverse of the removal sequence, so ``order[:k]`` is the
         size-k set that survives; values : ``[M+1]``, ``values[k]`` = f(order[:k]).
     """
-    sign = f.sign()
-    m = f.n_members
-    state = f.start(list(range(m)))
-    remaining = list(range(m))
-    by_size = {m: f.state_value(state)}
-    removed = []
-    steps = range(m)
-    if progress:
-        from tqdm.auto import tqdm
-        steps = tqdm(steps, desc=f"backward {f.name}", leave=False, disable=None)
-    for _ in steps:
-        vals = np.asarray(f.removed_values(state, remaining))
-        pos = int(np.argmax(sign * vals))
-        j = remaining.pop(pos)
-        removed.append(j)
-        state = f.remove(state, j)
-        by_size[len(remaining)] = float(vals[pos])
-    order = np.asarray(removed[::-1])
-    return order, np.asarray([by_size[k] for k in range(m + 1)]), {}
+    state = f.start(list(range(f.n_members)))
+    full = f.state_value(state)
+    removed, values = _greedy_steps(f, state, f.removed_values, f.remove,
+                                    f"backward {f.name}", progress)
+    # values[i] is f after i + 1 removals, i.e. of the set of size M − i − 1
+    return removed[::-1], np.asarray([*values[::-1], full]), {}
 
 
 # ------------------------------------------------------------------------------ random orders
