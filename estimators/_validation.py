@@ -22,6 +22,7 @@ __all__ = [
     "check_variables",
     "check_base",
     "to_base",
+    "unit_name",
     "is_discrete",
     "jitter",
 ]
@@ -39,6 +40,12 @@ def check_base(base) -> float:
 def to_base(value_nats, base):
     """Convert a quantity in nats to ``base`` (2 gives bits)."""
     return value_nats / np.log(check_base(base))
+
+
+def unit_name(base) -> str:
+    """Name of the unit of ``base``: "bits", "nats" or "log base b"."""
+    b = check_base(base)
+    return "nats" if b == np.e else ("bits" if b == 2 else f"log base {b:g}")
 
 
 def check_random_state(random_state) -> np.random.Generator:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_base, check_labels, check_same_length, to_base
+from ._validation import check_base, check_labels, check_same_length, to_base, unit_name
 
 __all__ = [
     "BiasDiversity",
@@ -380,7 +380,7 @@ def bias_diversity(u, labels=None, *, loss: str = "squared", space: str = "logit
         t = check_target(target, labels, n, c, distribution=True)
         b = check_base(base)
         loss_e, bias_m, div_m = (to_base(x, b) for x in _cross_entropy_terms(v, t))
-        units = "nats" if b == np.e else ("bits" if b == 2 else f"log base {b:g}")
+        units = unit_name(b)
     else:
         t = check_target(target, labels, n, c, distribution=False)
         loss_e, bias_m, div_m = _squared_terms(v, t, space)

@@ -26,7 +26,7 @@ from math import comb
 import numpy as np
 from tqdm.auto import tqdm
 
-from estimators._validation import check_labels, to_base
+from estimators._validation import check_labels, to_base, unit_name
 from estimators.api import _mi, _setup_variables, _tc, _tc_and_conditional
 
 __all__ = ["interaction_information", "information_decomposition", "InformationDecomposition"]
@@ -83,8 +83,7 @@ class InformationDecomposition:
 
     def table(self) -> str:
         """The terms as an aligned text table."""
-        unit = "bits" if self.base == 2 else ("nats" if self.base in ("e", None) else
-                                              f"log base {self.base}")
+        unit = unit_name(self.base)
         rows = [("I(U;Y)  joint", self.joint), ("relevancy  sum I(U_i;Y)", self.relevancy),
                 ("redundancy  TC(U)", self.redundancy),
                 ("conditional redundancy  TC(U|Y)", self.conditional_redundancy),

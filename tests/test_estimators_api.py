@@ -167,6 +167,14 @@ def test_units():
     assert bits == pytest.approx(nats / np.log(2), rel=1e-12)
 
 
+def test_decomposition_table_names_the_unit():
+    rng = np.random.default_rng(7)
+    u = rng.integers(0, 2, (200, 2))
+    y = u[:, 0] ^ u[:, 1]
+    for base, unit in ((2, "bits"), ("e", "nats"), (np.e, "nats"), (10, "log base 10")):
+        assert f"unit={unit})" in information_decomposition(u, y, base=base).table()
+
+
 def test_interaction_information_continuous_matches_tc_for_pairs():
     rng = np.random.default_rng(6)
     x = rng.standard_normal((500, 2))

@@ -35,3 +35,8 @@ def test_jitter_is_seeded():
 
 def test_bits():
     assert v.to_base(np.log(2), 2) == pytest.approx(1.0)
+
+
+def test_unit_name():
+    assert [v.unit_name(b) for b in (2, 2.0, "e", None, np.e, 10)] == [
+        "bits", "bits", "nats", "nats", "nats", "log base 10"]
