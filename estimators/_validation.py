@@ -25,6 +25,7 @@ __all__ = [
     "unit_name",
     "is_discrete",
     "jitter",
+    "log_scale",
 ]
 
 
@@ -194,10 +195,19 @@ def jitter(x: np.ndarray, rng: np.random.Generator, *, noise: float = 1e-10) -> 
     normal draw from ``rng`` is added, which breaks ties and duplicated rows/columns without
     changing any estimate beyond that order. Mutual information and total correlation are
     invariant under the per-column scaling; differential entropy is not, so entropy estimators
-    must add back ``sum(log(std))`` themselves (or call this with their own scaling).
+    must add back :func:`log_scale` of the input themselves.
     """
     x = np.asarray(x, dtype=np.float64)
     centred = x - x.mean(axis=0)
     std = centred.std(axis=0)
     std = np.where(std > 0, std, 1.0)
     return centred / std + noise * rng.standard_normal(x.shape)
+
+
+def log_scale(x: np.ndarray) -> float:
+    """``sum_j log std(x_j)`` over the columns of ``x``, constant columns counting as std 1.
+
+    The log-volume that :func:`jitter` divides out; entropy estimators add it back.
+    """
+    std = np.asarray(x, dtype=np.float64).std(axis=0)
+    return float(np.sum(np.log(np.where(std > 0, std, 1.0))))

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import digamma, ndtri
 
 from estimators import gaussian
-from estimators._validation import jitter
+from estimators._validation import jitter, log_scale
 
 __all__ = ["normal_scores", "spacing_entropy", "transform"]
 
@@ -57,10 +57,9 @@ def spacing_entropy(x: np.ndarray, rng: np.random.Generator) -> float:
     m = max(1, int(round(n ** (1 / 3) / 4)))
     if n <= m:
         raise ValueError(f"spacing entropy needs more than {m} samples, got n={n}")
-    std = x.std()
-    scale = std if std > 0 else 1.0
     s = np.sort(jitter(x[:, None], rng)[:, 0])
-    return float(np.mean(np.log(s[m:] - s[:-m])) - digamma(m) + digamma(n + 1) + np.log(scale))
+    return float(np.mean(np.log(s[m:] - s[:-m])) - digamma(m) + digamma(n + 1)
+                 + log_scale(x[:, None]))
 
 
 def transform(x: np.ndarray, *, rng: np.random.Generator, with_jacobian: bool = False,

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma
 
-from estimators._validation import jitter
+from estimators._validation import jitter, log_scale
 
 __all__ = [
     "logdet_bias",
@@ -117,10 +117,8 @@ def _block_logdets(cov: np.ndarray, sizes: list[int], n: int, bias_correction: b
 def entropy(x: np.ndarray, *, rng, bias_correction: bool = True) -> float:
     """Gaussian differential entropy ``(d log(2 pi e) + log det Sigma) / 2`` in nats."""
     n, d = x.shape
-    std = x.std(axis=0)
-    log_scale = float(np.sum(np.log(np.where(std > 0, std, 1.0))))
     z = _prepare(x, rng)
-    return 0.5 * (d * _LOG_2PI_E + _logdet(_cov(z), n, bias_correction)) + log_scale
+    return 0.5 * (d * _LOG_2PI_E + _logdet(_cov(z), n, bias_correction)) + log_scale(x)
 
 
 def _joint_logdet(arrays: list[np.ndarray], rng, bias_correction: bool):

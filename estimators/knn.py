@@ -55,7 +55,7 @@ import numpy as np
 from scipy.special import digamma
 
 from ._neighbors import count_within, kth_neighbor_distance, neighbor_counts
-from ._validation import check_k, jitter
+from ._validation import check_k, jitter, log_scale
 
 __all__ = [
     "entropy",
@@ -82,10 +82,8 @@ def entropy(x: np.ndarray, *, k: int = 3, rng: np.random.Generator) -> float:
     """
     n, d = x.shape
     k = check_k(k, n, context="for the Kozachenko-Leonenko entropy")
-    std = x.std(axis=0)
-    log_scale = float(np.log(np.where(std > 0, std, 1.0)).sum())
     eps = kth_neighbor_distance(jitter(x, rng), k)
-    return float(digamma(n) - digamma(k) + d * np.mean(np.log(2.0 * eps)) + log_scale)
+    return float(digamma(n) - digamma(k) + d * np.mean(np.log(2.0 * eps)) + log_scale(x))
 
 
 def _ksg(k: int, n: int, counts: np.ndarray) -> float:
