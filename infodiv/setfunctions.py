@@ -510,14 +510,18 @@ class ProbeSetFunction(SetFunction):
 
 
 class EstimatorSetFunction(SetFunction):
-    """I(U_S; Y) from ``estimators.mutual_information`` (one number per set, bits)."""
+    """I(U_S; Y) from ``estimators.mutual_information`` (one number per set, bits).
+
+    ``n_examples`` is the number of examples the estimate uses (cross-fitting and bootstrap
+    resampling draw from them), although :meth:`scores` returns a single number.
+    """
 
     units = "bits"
     per_example = False
 
     def __init__(self, x, labels, *, method="knn", k=3, random_state=0):
         x = np.asarray(x, dtype=np.float64)
-        super().__init__(x.shape[1], 1)
+        super().__init__(x.shape[1], x.shape[0])
         self.x, self.y = x, check_labels(labels)
         self.method, self.k, self.random_state = method, k, random_state
         self.name = f"mi_{method}"

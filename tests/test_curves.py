@@ -248,6 +248,17 @@ def test_copula_knn_and_probe_objectives():
     assert full < make_set_function(c, "mi_gaussian").value(range(5)) + 0.05
 
 
+def test_knn_greedy_is_cross_fitted():
+    # mi_knn has one score per set, not per example, but it re-estimates on example subsets:
+    # its greedy order must be selected on one half of the examples and scored on the other
+    c = conditionally_independent_ensemble(200, 4, mu=0.5, random_state=0)
+    f = make_set_function(c, "mi_knn")
+    assert f.n_examples == 200 and f.can_restrict()
+    lc = layer_curves(c, objective="mi_knn", orders=("greedy",))
+    assert lc["greedy"].extra["cross_fitted"] is True
+    assert not any("cross-fitting impossible" in n for n in lc.notes)
+
+
 def test_gaussian_greedy_falls_back_to_in_sample_when_halves_are_too_small():
     # 20 one-dimensional members, ~40 examples per class: the full data suffice, halves do not
     c = conditionally_independent_ensemble(80, 20, mu=0.5, random_state=3)
