@@ -183,6 +183,7 @@ def run(args) -> int:
     from extraction.contributions import Contributions
     from infodiv.controls import matched_modular_surrogate
     from infodiv.curves import layer_curves
+    from infodiv.junctions import run_names
     from infodiv.layergraph import (
         export_graphml,
         layer_graph,
@@ -199,12 +200,9 @@ def run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     m = contrib.n_members
     k_marks = sorted({1, max(1, m // 4), max(1, m // 2)})
-    meta = contrib.meta or {}
-    model = meta.get("model", "?")
-    if isinstance(model, dict):
-        model = model.get("model_id") or model.get("resolved") or str(model)
-    doc = {"run": {"dir": str(args.run_dir), "model": str(model),
-                   "task": meta.get("task", "?"), "N": contrib.n_examples, "M": m,
+    model, task = run_names(contrib.meta)
+    doc = {"run": {"dir": str(args.run_dir), "model": model or "?",
+                   "task": task or "?", "N": contrib.n_examples, "M": m,
                    "C": contrib.n_options, "members": contrib.names},
            "settings": {k: getattr(args, k) for k in ("n_permutations", "n_triples",
                                                       "n_bootstrap", "seed", "info_method",
