@@ -225,8 +225,7 @@ def module_shares(runs, *, variant: str = "logit", scale: str = "mean", target=N
 
 # ---------------------------------------------------------------------------- Table 1
 def _summary(run, variant, scale, target) -> tuple[float, float, float, float]:
-    labels = np.asarray(run.labels)
-    acc = float((np.asarray(run.logits).argmax(axis=1) == labels).mean())
+    acc = run.accuracy()
     if variant == "paper_eq14":
         res = paper_eq14(run, scale=scale)
         return acc, res.mse, res.bias, res.diversity
