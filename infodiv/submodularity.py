@@ -267,7 +267,8 @@ def _fit(model, k, y):
     span = float(y[-1] - y[0]) or 1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        coef, _ = curve_fit(power, k, y, p0=[y[-1], -span if y[-1] < y[0] else span, 0.5],
+        # f(∞) − f(1) = a: the start has the sign of the curve's rise
+        coef, _ = curve_fit(power, k, y, p0=[y[-1], span, 0.5],
                             bounds=([-np.inf, -np.inf, 1e-3], [np.inf, np.inf, 10.0]),
                             maxfev=20000)
     return coef, lambda kk: power(kk, *coef), 3
