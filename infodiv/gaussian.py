@@ -40,8 +40,6 @@ from estimators._validation import check_array, check_labels, check_same_length
 __all__ = ["helmert_basis", "member_variables", "copula_transform", "logdet_bias",
            "GaussianMI", "ForwardLogdet", "BackwardLogdet"]
 
-LN2 = np.log(2.0)
-
 
 def helmert_basis(n_options: int) -> np.ndarray:
     """Orthonormal basis ``[C, C−1]`` of the sum-zero subspace of R^C.
