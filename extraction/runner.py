@@ -37,12 +37,13 @@ _CPU_TOKENS, _CPU_MAX_BATCH = 4096, 64
 _GPU_MAX_BATCH = 256
 
 
-def plan_batches(lengths, batch_size, token_budget: int | None = None,
+def plan_batches(lengths, batch_size, token_budget: int = _CPU_TOKENS,
                  max_batch: int = _CPU_MAX_BATCH) -> list[np.ndarray]:
     """Length-sorted batches (longest first) as arrays of example indices.
 
     ``batch_size`` an int: fixed-size batches. ``"auto"``: greedy batches of at most
-    ``max_batch`` examples whose padded size ``B · T_max`` stays within ``token_budget``.
+    ``max_batch`` examples whose padded size ``B · T_max`` stays within ``token_budget``
+    (default: the CPU budget of ``extract``).
     """
     lengths = np.asarray(lengths)
     order = np.argsort(-lengths, kind="stable")
@@ -294,7 +295,6 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         batches = [b for s in shards for b in s]
 
     u = logits = scale = None
-    done = 0
     bar = tqdm(total=n, unit="ex", desc=f"extract {getattr(task, 'name', 'task')}",
                disable=not progress, dynamic_ncols=True)
     try:
@@ -325,14 +325,14 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
                 scale = np.empty((n, m), np.float32)
             idx = arrays["index"]
             u[idx], logits[idx], scale[idx] = arrays["u"], arrays["logits"], arrays["scale"]
-            done += len(idx)
     finally:
         bar.close()
     if runner.members is None:   # every shard came from disk: build the member table
         runner.run([seqs[int(shards[0][0][0])]])
 
-    bias = runner.bias()
-    err = np.abs(u.astype(np.float64).sum(1) + bias - logits.astype(np.float64)).max(1)
+    result = Contributions(u, runner.bias(), np.asarray(task.labels, dtype=np.int64), logits,
+                           scale, runner.members, list(task.options), np.asarray(option_ids))
+    err = result.exactness_error()
     rtol = EXACTNESS_RTOL.get(dtype, 1e-4)
     tol = rtol * (1 + np.abs(logits.astype(np.float64)).max(1))
     ok = bool((err <= tol).all())
@@ -374,8 +374,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         meta["final_logit_softcapping"] = arch.softcap
         meta["logits_note"] = ("logits are the PRE-cap logits; the model outputs "
                                "cap·tanh(logits/cap)")
-    result = Contributions(u, bias, np.asarray(task.labels, dtype=np.int64), logits, scale,
-                           runner.members, list(task.options), np.asarray(option_ids), meta)
+    result.meta = meta
     if out is not None:
         result.save(Path(out))
         store.remove()

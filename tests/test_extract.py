@@ -62,6 +62,10 @@ def test_plan_batches_sorted_and_budgeted():
         assert len(b) <= 16 and (len(b) == 1 or len(b) * lengths[b].max() <= 200)
     with pytest.raises(ValueError, match="batch_size"):
         plan_batches(lengths, 0)
+    # "auto" without an explicit budget uses the CPU defaults (was a TypeError on None // int)
+    default = plan_batches(lengths, "auto")
+    assert [b.tolist() for b in default] == [b.tolist() for b in plan_batches(lengths, "auto",
+                                                                                4096, 64)]
 
 
 def test_results_do_not_depend_on_batching(gpt2):
