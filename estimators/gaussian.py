@@ -69,9 +69,8 @@ def logdet_bias(d: int, n: int) -> float:
 
 
 def _prepare(x: np.ndarray, rng) -> np.ndarray:
-    """Standardised, jittered, centred copy (the jitter breaks exact singularity)."""
-    z = jitter(x, rng, noise=JITTER)
-    return z - z.mean(axis=0)
+    """Standardised, jittered copy (the jitter breaks exact singularity; :func:`_cov` centres)."""
+    return jitter(x, rng, noise=JITTER)
 
 
 def _cov(z: np.ndarray) -> np.ndarray:
