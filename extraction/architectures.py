@@ -176,8 +176,9 @@ def _norm_params(mod: nn.Module, spec: ArchSpec) -> FinalNorm:
             raise ValueError(f"cannot find eps of norm {type(mod).__name__}")
         eps = float(eps)
     weight = getattr(mod, "weight", None)
-    d = weight.shape[0]
-    gain = (torch.ones(d) if weight is None else weight.detach().float().cpu()) + spec.gain_offset
+    if weight is None:
+        raise ValueError(f"norm {type(mod).__name__} has no gain weight; unsupported variant")
+    gain = weight.detach().float().cpu() + spec.gain_offset
     bias = getattr(mod, "bias", None)
     beta = None if bias is None else bias.detach().float().cpu()
     fn = FinalNorm(kind, eps, gain, beta)

@@ -84,8 +84,7 @@ class WriteRecorder:
 
     def _z_hook(self, block: int):
         def hook(module, args):
-            self._pending_z[block] = args[0][:, -1, :].detach().to(self.device, torch.float32,
-                                                                     copy=True)
+            self._pending_z[block] = self._keep(args[0])
         return hook
 
     def __enter__(self) -> WriteRecorder:

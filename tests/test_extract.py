@@ -112,6 +112,16 @@ def test_model_without_lm_head_and_unsupported_family(llama, tmp_path):
         extract(opt, tok, tiny_task(), progress=False)
 
 
+def test_final_norm_without_gain_is_a_clear_error(tmp_path):
+    # a LayerNorm without elementwise affine has weight None: was an AttributeError on .shape
+    from extraction.architectures import resolve
+
+    model, _ = tiny_model("gpt2", tmp_path)
+    model.transformer.ln_f = torch.nn.LayerNorm(model.config.n_embd, elementwise_affine=False)
+    with pytest.raises(ValueError, match="no gain weight"):
+        resolve(model)
+
+
 def test_nan_logits_raise_and_leave_no_valid_run(tmp_path):
     model, tok = tiny_model("llama", tmp_path / "m")
     with torch.no_grad():
