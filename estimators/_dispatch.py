@@ -34,7 +34,8 @@ class _Spec:
     backend_options: tuple = ()                    # options passed to the backend functions
     transform_options: tuple = ()                  # options passed to the transform
     uses_k: bool = False
-    uses_rng: bool = False
+    uses_rng: bool = False                         # the backend functions take ``rng``
+    transform_uses_rng: bool = False               # the transform takes ``rng``
 
 
 METHODS = {
@@ -43,7 +44,8 @@ METHODS = {
                       backend_options=("bias_correction",), uses_rng=True),
     "copula": _Spec("estimators.gaussian", transform=copula.transform,
                     options={"bias_correction": True}, backend_options=("bias_correction",),
-                    transform_options=("bias_correction",), uses_rng=True),
+                    transform_options=("bias_correction",), uses_rng=True,
+                    transform_uses_rng=True),
     "binned": _Spec("estimators.discrete", transform=binned.transform,
                     options={"bins": 8, "binning": "uniform", "estimator": "plugin"},
                     backend_options=("estimator",), transform_options=("bins", "binning")),
@@ -74,7 +76,7 @@ class Estimator:
         if spec.uses_rng:
             self.backend_kw["rng"] = rng
         self.transform_kw = {name: opts[name] for name in spec.transform_options}
-        if spec.transform is copula.transform:
+        if spec.transform_uses_rng:
             self.transform_kw["rng"] = rng
         self._module = None
 
