@@ -133,14 +133,13 @@ def _terms(e: np.ndarray, axis: int, over: str) -> BVCTerms:
     return BVCTerms(over, m, _frozen(avg_bias), _frozen(variance), _frozen(cov), _frozen(mse))
 
 
-def _eq11(v: np.ndarray, t: np.ndarray) -> Eq11Terms:
-    m = v.shape[1]
+def _eq11(v: np.ndarray, t: np.ndarray, errors: BVCTerms) -> Eq11Terms:
+    """Eq. 11 as printed; ``errors`` are the exact terms over the options (same ``bias̄``)."""
+    members = _terms(v, 2, "options")       # variances/covariances of the members, not errors
+    m, variance, cov = members.n_members, members.variance, members.covariance
+    avg_bias = errors.average_bias          # mean_m E_j v_mj − E_j t_j
     vbar = v.mean(axis=1)                                   # [N, C]
     mu = v.mean(axis=2)                                     # E_j v_mj   [N, M]
-    avg_bias = mu.mean(axis=1) - t.mean(axis=1)
-    variance = v.var(axis=2).mean(axis=1)
-    var_ens = vbar.var(axis=1)
-    cov = (m * var_ens - variance) / (m - 1) if m > 1 else np.zeros_like(var_ens)
     omega = variance + ((mu - vbar.mean(axis=1)[:, None]) ** 2).mean(axis=1)
     bias = avg_bias ** 2 + omega
     diversity = omega - (variance / m + (1 - 1 / m) * cov)
@@ -189,4 +188,4 @@ def bias_variance_covariance(u, target=None, *, scale: str = "mean",
     options = _terms(e, 2, "options")
     examples = _terms(e, 0, "examples")
     return BiasVarianceCovariance(float(options.mse.mean()), options.mse, options, examples,
-                                  _eq11(v, t), scale)
+                                  _eq11(v, t, options), scale)
