@@ -31,13 +31,18 @@ def partial_dir(out) -> Path:
     return out.parent / f".{out.name}.partial"
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def _atomic_write(path: Path, write) -> None:
+    """Call ``write(fh)`` on a temporary sibling, fsync it and rename it to ``path``."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with open(tmp, "wb") as fh:
-        fh.write(data)
+        write(fh)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _atomic_write_json(path: Path, doc) -> None:
+    _atomic_write(path, lambda fh: fh.write(json.dumps(doc).encode()))
 
 
 class ShardStore:
@@ -74,8 +79,7 @@ class ShardStore:
                 shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not manifest.is_file():
-            _atomic_write_bytes(manifest, json.dumps(
-                {"fingerprint": fingerprint, "plan": self.plan}).encode())
+            _atomic_write_json(manifest, {"fingerprint": fingerprint, "plan": self.plan})
 
     def _paths(self, i: int) -> tuple[Path, Path]:
         return self.dir / f"shard-{i:05d}.npz", self.dir / f"shard-{i:05d}.json"
@@ -100,13 +104,8 @@ class ShardStore:
     def save(self, i: int, arrays: dict[str, np.ndarray]) -> None:
         """Write shard ``i`` atomically: npz first, then its checksum sidecar."""
         npz, side = self._paths(i)
-        tmp = npz.with_name(f".{npz.name}.tmp-{os.getpid()}")
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, npz)
-        _atomic_write_bytes(side, json.dumps({"sha256": sha256_file(npz)}).encode())
+        _atomic_write(npz, lambda fh: np.savez(fh, **arrays))
+        _atomic_write_json(side, {"sha256": sha256_file(npz)})
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
