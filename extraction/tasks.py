@@ -296,8 +296,10 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
         mappings and the ARC rule (four-choice questions only; the dropped count is in
         ``meta["dropped"]``) are documented in :mod:`extraction.datasets`.
     data_dir : path, optional
-        Folder laid out like ``../shared/data``. Default: ``$INFODIV_DATA_DIR``, else
-        ``../shared/data`` next to the repository if it exists, else Hugging Face ``datasets``.
+        Folder laid out like ``../shared/data``; it (or else ``$INFODIV_DATA_DIR``) is then the
+        only source. Default: Hugging Face ``datasets`` when importable, falling back to
+        ``../shared/data`` next to the repository when the hub fails (the reason is kept in
+        ``meta["fallback_from"]``).
     split : str, optional
         Default ``"test"`` for AG News, ``"validation"`` (MNLI: ``validation_matched``) else.
     n : int or None
