@@ -13,7 +13,8 @@
 - junction curves (fixed-scale and logit-lens readouts, Figures 5/7) and the module shares
   (Figure 4);
 - the information decomposition I(U;Y) = relevancy + diversity (Theorem 4, Eq. 13) of the
-  members' option-logit contrasts by the Gaussian and Gaussian-copula estimators, next to the
+  members' centred option logits (C − 1 dimensions each) by the Gaussian and Gaussian-copula
+  estimators, next to the
   Eq. 12 error bounds and the measured error.
 """
 
@@ -49,16 +50,6 @@ def scalars(obj) -> dict:
     return out
 
 
-def option_contrasts(u: np.ndarray) -> np.ndarray:
-    """Members as variables for the information measures: ``u[..., 1:] − u[..., :1]``.
-
-    Softmax ignores a shift shared by all options, so each member carries C − 1 informative
-    dimensions (DESIGN.md 2.5). Returns float64 ``[N, M, C − 1]``.
-    """
-    u = np.asarray(u, dtype=np.float64)
-    return u[..., 1:] - u[..., :1]
-
-
 def ensemble_terms(contrib) -> dict:
     """Every bias–diversity variant, Eq. 14 and the BVC forms, as JSON-ready scalars."""
     from estimators import bias_diversity, bias_variance_covariance, paper_eq14
@@ -86,11 +77,14 @@ def ensemble_terms(contrib) -> dict:
 
 
 def information_terms(contrib, methods=("gaussian", "copula"), random_state=0) -> dict:
-    """Theorem 4 / Eq. 13 terms of the member contrasts, plus the Eq. 12 error bounds."""
+    """Theorem 4 / Eq. 13 terms of the centred members, plus the Eq. 12 error bounds."""
     from estimators import information_decomposition
+    from infodiv.gaussian import member_variables
     from infodiv.setfunctions import error_bounds, label_entropy
 
-    variables = option_contrasts(contrib.u)
+    # Softmax ignores a shift shared by all options: each member carries C − 1 dimensions
+    # (DESIGN.md 2.5), the same Helmert-basis variables the curves' information objectives use.
+    variables = member_variables(contrib.u)
     h_y = label_entropy(contrib.labels)
     error = float(1.0 - contrib.accuracy())
     out = {"H(Y)_bits": h_y, "model_error": error}
