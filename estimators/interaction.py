@@ -142,7 +142,6 @@ def information_decomposition(variables, labels, *, method="knn", k=3, base=2,
     if max_order is not None and not (2 <= int(max_order) <= m):
         raise ValueError(f"max_order must be between 2 and the number of variables {m}, "
                          f"got {max_order}")
-    y = y.reshape(-1, 1)
     joint = _mi(est, np.concatenate(blocks, axis=1), y)
     relevancies = tuple(_mi(est, b, y) for b in blocks)
     redundancy, conditional = _tc_and_conditional(est, blocks, y)
