@@ -104,13 +104,13 @@ def project(writes: list[Write], arch: BoundArch, granularity: str, w_opt: torch
     gain = norm.gain.to(dev)
     r = torch.stack([w.r for w in writes], dim=1)                     # [B, K, d]
     wscale = norm.stat(torch.cumsum(r, dim=1))                        # [B, K]
-    junction = torch.tensor([_write_is_junction(w, arch) for w in writes], device=dev)
-    # a non-junction write takes the scale of the next junction (parallel attention)
-    nxt = torch.arange(len(writes), device=dev)
+    # a non-junction write takes the scale of the next junction (parallel attention); the
+    # index is built on the host (per-element reads of a device tensor would sync every write)
+    nxt = list(range(len(writes)))
     for k in range(len(writes) - 2, -1, -1):
-        if not junction[k]:
+        if not _write_is_junction(writes[k], arch):
             nxt[k] = nxt[k + 1]
-    wscale = wscale[:, nxt]
+    wscale = wscale[:, torch.as_tensor(nxt, device=dev)]
     rows, owner = [], []
     for k, w in enumerate(writes):
         if granularity == "head" and w.kind == "attn":
