@@ -161,9 +161,12 @@ class Contributions:
     def readout(self, members=None) -> np.ndarray:
         """Fixed-scale readout ``Σ_{m∈S} u_m + bias`` as float64 ``[N, C]`` (DESIGN.md 2.4).
 
-        ``members`` is an index array, boolean mask or None (all members).
+        ``members`` is an index array, boolean mask or None (all members); an empty
+        selection gives the bias alone.
         """
         idx = slice(None) if members is None else np.asarray(members)
+        if not isinstance(idx, slice) and idx.size == 0:
+            idx = idx.astype(np.intp)   # np.asarray([]) is float: not a valid index
         return self.u[:, idx, :].astype(np.float64).sum(axis=1) + self.bias_for_examples()
 
     def exactness_error(self) -> np.ndarray:
