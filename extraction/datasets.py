@@ -293,6 +293,11 @@ def _normalize(spec: TaskSpec, rows: list[dict], where: str):
     return records, np.asarray(labels, dtype=np.int64), dropped
 
 
+def _split_name(spec: TaskSpec, split: str) -> str:
+    """The published name of ``split`` (MNLI's validation split is ``validation_matched``)."""
+    return "validation_matched" if (spec.name == "mnli" and split == "validation") else split
+
+
 def _load_split(spec: TaskSpec, source, split: str):
     """Rows of one split from ``source`` (a folder or ``"hf"``) as (records, labels, meta)."""
     if source == "hf":
@@ -304,8 +309,9 @@ def _load_split(spec: TaskSpec, source, split: str):
         files = [str(p) for p in paths]
         where = ", ".join(files)
     records, labels, dropped = _normalize(spec, rows, where)
-    meta = {"task": spec.name, "split": split, "source_files": files, "n_rows": len(rows),
-            "dropped": dropped, "template": spec.template, "options": list(spec.options)}
+    meta = {"task": spec.name, "split": _split_name(spec, split), "source_files": files,
+            "n_rows": len(rows), "dropped": dropped, "template": spec.template,
+            "options": list(spec.options)}
     if spec.normalize is _arc:
         meta["dropped_reason"] = "ARC questions without exactly four choices"
     return records, labels, meta
@@ -315,7 +321,7 @@ def _load_hf(spec: TaskSpec, split: str) -> list[dict]:
     """Rows from Hugging Face ``datasets`` by name (any failure -> FileNotFoundError)."""
     import datasets
 
-    hf_split = "validation_matched" if (spec.name == "mnli" and split == "validation") else split
+    hf_split = _split_name(spec, split)
     try:
         ds = datasets.load_dataset(spec.hf[0], spec.hf[1], split=hf_split)
     except Exception as exc:  # offline, hub errors, unknown split: fall back to local files
@@ -345,8 +351,6 @@ def load_task_records(name: str, *, data_dir=None, split: str | None = None,
             continue
         if errors:
             meta["fallback_from"] = errors
-        if spec.name == "mnli":
-            meta["split"] = "validation_matched" if split == "validation" else split
         pool = None
         if with_pool and split != "train" and "train" in spec.files:
             try:
