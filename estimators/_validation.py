@@ -19,6 +19,7 @@ __all__ = [
     "check_same_length",
     "check_k",
     "check_random_state",
+    "check_seed_sequence",
     "check_variables",
     "check_base",
     "to_base",
@@ -64,6 +65,27 @@ def check_random_state(random_state) -> np.random.Generator:
     raise ValueError(
         f"random_state must be None, an int or a numpy Generator, got {random_state!r}"
     )
+
+
+def check_seed_sequence(random_state) -> np.random.SeedSequence:
+    """A :class:`numpy.random.SeedSequence` from ``None``, an int >= 0, a SeedSequence or a
+    Generator, for spawning independent per-task streams (``.spawn(n)``).
+
+    A Generator is consumed once (one 63-bit draw), so passing the same Generator twice gives
+    different, but reproducible, streams.
+    """
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}")
+        return np.random.SeedSequence(int(random_state))
+    raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, "
+                     f"got {random_state!r}")
 
 
 def is_discrete(x) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from tqdm.auto import tqdm
 
-from estimators._validation import check_same_length
+from estimators._validation import check_same_length, check_seed_sequence
 
 __all__ = ["PermutationResult", "BootstrapResult", "permutation_test", "bootstrap_ci"]
 
@@ -60,17 +60,6 @@ class BootstrapResult:
     @property
     def standard_error(self) -> float:
         return float(np.std(self.distribution, ddof=1))
-
-
-def _seed_sequence(random_state) -> np.random.SeedSequence:
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(2**63)))
-    if random_state is None or isinstance(random_state, numbers.Integral):
-        return np.random.SeedSequence(random_state)
-    raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, "
-                     f"got {random_state!r}")
 
 
 def _takes_random_state(stat) -> bool:
@@ -154,7 +143,7 @@ def permutation_test(stat, *arrays, n_permutations=999, permute=-1, alternative=
         raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', "
                          f"got {alternative!r}")
     which = {p % len(arrays) for p in np.atleast_1d(permute)}
-    root, *children = _seed_sequence(random_state).spawn(n_permutations + 1)
+    root, *children = check_seed_sequence(random_state).spawn(n_permutations + 1)
     observed = _evaluate(stat, arrays, root, _takes_random_state(stat))
     null = _replicates(stat, arrays, children, _permuted, which, n_jobs, progress,
                        "permutations")
@@ -184,7 +173,7 @@ def bootstrap_ci(stat, *arrays, n_resamples=999, confidence=0.95, random_state=N
     arrays = _check(arrays, n_resamples, "n_resamples")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    root, *children = _seed_sequence(random_state).spawn(n_resamples + 1)
+    root, *children = check_seed_sequence(random_state).spawn(n_resamples + 1)
     observed = _evaluate(stat, arrays, root, _takes_random_state(stat))
     dist = _replicates(stat, arrays, children, _resampled, None, n_jobs, progress, "bootstrap")
     low, high = np.quantile(dist, [(1 - confidence) / 2, (1 + confidence) / 2])

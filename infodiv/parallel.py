@@ -9,37 +9,17 @@ whatever ``joblib.parallel_config`` selects (loky by default; ``"dask"`` inside 
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from joblib import Parallel, delayed
 
-__all__ = ["seed_sequence", "spawn_generators", "chunk_sizes", "parallel_map"]
+from estimators._validation import check_seed_sequence
 
-
-def seed_sequence(random_state) -> np.random.SeedSequence:
-    """A SeedSequence from ``None``, an int, a SeedSequence or a Generator.
-
-    A Generator is consumed once (one 63-bit draw) to derive the entropy, so passing the same
-    Generator twice gives different, but reproducible, streams.
-    """
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if random_state is None:
-        return np.random.SeedSequence()
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be >= 0, got {random_state}")
-        return np.random.SeedSequence(int(random_state))
-    raise ValueError(f"random_state must be None, an int, a SeedSequence or a Generator, "
-                     f"got {random_state!r}")
+__all__ = ["spawn_generators", "chunk_sizes", "parallel_map"]
 
 
 def spawn_generators(random_state, n: int) -> list[np.random.Generator]:
     """``n`` independent generators spawned from ``random_state``."""
-    return [np.random.default_rng(s) for s in seed_sequence(random_state).spawn(n)]
+    return [np.random.default_rng(s) for s in check_seed_sequence(random_state).spawn(n)]
 
 
 def chunk_sizes(total: int, chunk: int) -> list[int]:
