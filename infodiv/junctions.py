@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
-from estimators._validation import check_base, to_base
+from estimators._validation import check_base, to_base, unit_name
 from estimators.ensemble import (
     check_bias,
     check_labels_in_range,
@@ -298,7 +298,7 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
 
     model, task = run_names(getattr(contrib, "meta", None))
     names = getattr(contrib, "names", None) or [f"m{i}" for i in range(m)]
-    units = "nats" if b_log == np.e else ("bits" if b_log == 2 else f"log base {b_log:g}")
+    units = unit_name(b_log)
     logits = getattr(contrib, "logits", None)
     model_acc = (float((np.asarray(logits).argmax(-1) == y).mean()) if logits is not None
                  else float("nan"))
