@@ -106,14 +106,18 @@ def _completed_run(out, fingerprint: str) -> Contributions | None:
 
 
 def _versions() -> dict:
+    from importlib import metadata
+
     import torch
     import transformers
 
-    from infodiv import __version__ as infodiv_version
-
+    try:  # the distribution's version; extraction never imports the infodiv package
+        dist_version = metadata.version("infodiv")
+    except metadata.PackageNotFoundError:
+        dist_version = "unknown"
     return {"python": platform.python_version(), "numpy": np.__version__,
             "torch": torch.__version__, "transformers": transformers.__version__,
-            "infodiv": infodiv_version}
+            "infodiv": dist_version}
 
 
 class _Runner:
