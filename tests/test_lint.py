@@ -44,3 +44,19 @@ def test_loading_contributions_does_not_import_torch():
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     res = subprocess.run(["python", "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_dependencies_point_one_way():
+    """infodiv -> extraction, estimators; estimators never imports extraction or infodiv,
+    extraction never imports infodiv (DESIGN.md section 1)."""
+    import re
+
+    forbidden = {"estimators": ("extraction", "infodiv", "torch", "transformers"),
+                 "extraction": ("infodiv",)}
+    bad = []
+    for package, names in forbidden.items():
+        pattern = re.compile(rf"^\s*(from|import)\s+({'|'.join(names)})\b", re.M)
+        for path in (ROOT / package).rglob("*.py"):
+            bad += [f"{path.relative_to(ROOT)}: {m.group(0).strip()}"
+                    for m in pattern.finditer(path.read_text())]
+    assert not bad, bad
