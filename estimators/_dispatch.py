@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from estimators import binned, copula, discrete
-from estimators._validation import check_k, is_discrete
+from estimators.validation import check_k, is_discrete
 
 __all__ = ["METHODS", "Estimator", "resolve"]
 

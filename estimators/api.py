@@ -31,7 +31,7 @@ import numpy as np
 
 from estimators import discrete
 from estimators._dispatch import Estimator, resolve
-from estimators._validation import (
+from estimators.validation import (
     check_array,
     check_random_state,
     check_same_length,

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import is_discrete
 from .ensemble import (
     SCALES,
     _check_choice,
@@ -42,6 +41,7 @@ from .ensemble import (
     check_target,
     member_logits,
 )
+from .validation import is_discrete
 
 __all__ = ["BVCTerms", "Eq11Terms", "BiasVarianceCovariance", "bias_variance_covariance"]
 

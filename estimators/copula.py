@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import digamma, ndtri
 
 from estimators import gaussian
-from estimators._validation import jitter, log_scale
+from estimators.validation import jitter, log_scale
 
 __all__ = ["normal_scores", "spacing_entropy", "transform"]
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_base, check_labels, check_same_length, to_base, unit_name
+from .validation import check_base, check_labels, check_same_length, to_base, unit_name
 
 __all__ = [
     "BiasDiversity",

@@ -29,7 +29,7 @@ overshoot. It needs ``n > d``.
 
 Constant or duplicated columns make ``S`` singular. Each function therefore standardises the
 columns and adds seeded Gaussian jitter of relative size ``JITTER = 1e-6``
-(:func:`estimators._validation.jitter`; smaller noise would drown in the rounding of ``S``), so
+(:func:`estimators.validation.jitter`; smaller noise would drown in the rounding of ``S``), so
 such inputs give finite but very large dependence (the true value is infinite); the jitter
 changes ordinary estimates by about 1e-12 relative. Entropy adds back ``sum log std`` of the
 columns.
@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma
 
-from estimators._validation import jitter, log_scale
+from estimators.validation import jitter, log_scale
 
 __all__ = [
     "logdet_bias",

@@ -26,8 +26,8 @@ from math import comb
 import numpy as np
 from tqdm.auto import tqdm
 
-from estimators._validation import check_labels, to_base, unit_name
 from estimators.api import _mi, _setup_variables, _tc, _tc_and_conditional
+from estimators.validation import check_labels, to_base, unit_name
 
 __all__ = ["interaction_information", "information_decomposition", "InformationDecomposition"]
 

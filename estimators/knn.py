@@ -26,7 +26,7 @@ number of other samples strictly closer than ``eps_i`` in the subspace of variab
   other samples of any class within that distance (inclusive, as in Ross 2014)
 
 Ties: every continuous input is standardised per column and perturbed by seeded Gaussian noise
-of relative size 1e-10 (:func:`estimators._validation.jitter`), so duplicated rows or constant
+of relative size 1e-10 (:func:`estimators.validation.jitter`), so duplicated rows or constant
 columns never give zero distances; the same ``rng`` gives bit-identical results. The max-norm is
 not invariant to per-column scaling, so these estimates are those of the standardised columns
 (MI and TC of the original variables are invariant to it; entropy adds back ``sum(log std)``).
@@ -55,7 +55,7 @@ import numpy as np
 from scipy.special import digamma
 
 from ._neighbors import count_within, kth_neighbor_distance, neighbor_counts
-from ._validation import check_k, jitter, log_scale
+from .validation import check_k, jitter, log_scale
 
 __all__ = [
     "entropy",

@@ -19,7 +19,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from tqdm.auto import tqdm
 
-from estimators._validation import check_same_length, check_seed_sequence
+from estimators.validation import check_same_length, check_seed_sequence
 
 __all__ = ["PermutationResult", "BootstrapResult", "permutation_test", "bootstrap_ci"]
 

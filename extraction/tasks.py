@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from estimators._validation import check_labels
+from estimators.validation import check_labels
 
 from .datasets import SUPPORTED_TASKS, load_task_records
 

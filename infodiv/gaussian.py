@@ -35,7 +35,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import digamma, ndtri
 from scipy.stats import rankdata
 
-from estimators._validation import check_array, check_labels, check_same_length
+from estimators.validation import check_array, check_labels, check_same_length
 
 __all__ = ["helmert_basis", "member_variables", "copula_transform", "logdet_bias",
            "GaussianMI", "ForwardLogdet", "BackwardLogdet"]

@@ -30,13 +30,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
-from estimators._validation import check_base, to_base, unit_name
 from estimators.ensemble import (
     check_bias,
     check_labels_in_range,
     check_members,
     check_target,
 )
+from estimators.validation import check_base, to_base, unit_name
 
 __all__ = ["JunctionCurves", "junction_curves", "run_names"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-from estimators._validation import check_labels
+from estimators.validation import check_labels
 
 from .gaussian import copula_transform, logdet_bias, member_variables
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from joblib import Parallel, delayed
 
-from estimators._validation import check_seed_sequence
+from estimators.validation import check_seed_sequence
 
 __all__ = ["spawn_generators", "chunk_sizes", "parallel_map"]
 

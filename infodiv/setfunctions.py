@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimators._validation import check_labels
+from estimators.validation import check_labels
 
 from .calibration import LN2, READOUT_METRICS, fit_calibration, readout_scores
 from .gaussian import GaussianMI, member_variables

@@ -16,8 +16,8 @@ import pytest
 from scipy.special import digamma
 
 from estimators import _neighbors, knn
-from estimators._validation import jitter
 from estimators.groundtruth import capacity  # C(a) in nats, by quadrature
+from estimators.validation import jitter
 
 S = 10          # seeds per accuracy test
 N = 4000        # samples per seed

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from estimators import _validation as v
+from estimators import validation as v
 
 
 def test_nan_named():
