@@ -1,7 +1,10 @@
 """Max-norm neighbour searches and neighbour counts for the kNN estimators.
 
-Two interchangeable back ends compute exactly the same integers:
+Three interchangeable back ends compute exactly the same integers:
 
+* sorting for the counts in spaces of one or two coordinates (:mod:`estimators._sorted_counts`:
+  binary searches and one Fenwick-tree sweep, ``O(n log n)``), the marginal counts of KSG on
+  scalar or 2-D variables, which a tree answers much more slowly when balls hold many points;
 * kd-trees when the joint space has at most :data:`TREE_MAX_DIMS` dimensions, where they are
   efficient: :class:`scipy.spatial.cKDTree` for k-th neighbour searches and
   :class:`sklearn.neighbors.KDTree` (node-level counting) for radius counts, on all cores;
@@ -25,6 +28,8 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 from sklearn.neighbors import KDTree
 from tqdm.auto import tqdm
+
+from . import _sorted_counts
 
 __all__ = ["TREE_MAX_DIMS", "CHUNK_BYTES", "kth_neighbor_distance", "count_within",
            "neighbor_counts"]
@@ -69,6 +74,8 @@ def count_within(points: np.ndarray, radii: np.ndarray, *, strict: bool = True) 
     """Number of other points ``j`` with ``||x_j - x_i||_inf < r_i`` (``<= r_i`` if not strict)."""
     n, d = points.shape
     radii = np.asarray(radii, dtype=np.float64)
+    if d <= 2 and _sorted_counts.AVAILABLE:
+        return _sorted_counts.count_sorted(points, radii, strict=strict)
     if d <= TREE_MAX_DIMS:
         r = np.nextafter(radii, -np.inf) if strict else radii
         # for floats, d <= nextafter(eps, -inf)  <=>  d < eps. scikit-learn's KDTree counts whole
