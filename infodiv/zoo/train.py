@@ -1,0 +1,278 @@
+"""Seeded, resumable training of one zoo model on the answer token.
+
+Objective: cross-entropy of the next-token distribution at the last prompt position against the
+gold option's answer token (the whole vocabulary is the softmax support, as in language-model
+training); with ``lm_weight > 0`` the mean next-token loss over the prompt is added with that
+weight (default 0: answer-token loss only). Batches are left-padded with position ids counted
+from the first real token, exactly as :func:`extraction.extract` reads the model.
+
+Schedule: AdamW, linear warm-up over ``warmup`` steps to ``lr`` then cosine decay to
+``lr·final_lr_frac`` at ``steps``; gradient-norm clipping. Data order: example stream made of
+``numpy.random.default_rng([seed, epoch]).permutation(n)`` epochs; step s takes stream items
+``s·B .. (s+1)·B-1``, so the order depends only on the seed, never on interruptions.
+
+Resume: every ``checkpoint_every`` steps the model, optimiser, step, loss log and elapsed wall
+time are written atomically to ``<run>/state.pt``; a rerun continues from it and reaches the same
+weights as an uninterrupted run (no dropout, no other randomness; same threads). The final
+model is a Hugging Face folder ``<run>/model`` with ``zoo.json`` (spec, training config, wall
+time, loss curve, held-out accuracy) written last, so its presence marks a finished model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["TrainConfig", "encode", "batch_order", "lr_at", "train_model", "evaluate",
+           "is_finished", "read_record"]
+
+RECORD = "zoo.json"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings shared by every model of a zoo (same steps and schedule)."""
+
+    steps: int = 600
+    batch_size: int = 32
+    lr: float = 2e-3
+    warmup: int = 30
+    final_lr_frac: float = 0.1
+    weight_decay: float = 0.01
+    betas: tuple = (0.9, 0.98)
+    clip: float = 1.0
+    lm_weight: float = 0.0
+    checkpoint_every: int = 50
+    threads: int = 1
+
+    def __post_init__(self):
+        for name in ("steps", "batch_size", "checkpoint_every", "threads"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not 0 <= self.warmup < self.steps:
+            raise ValueError(f"warmup must be in [0, steps={self.steps}), got {self.warmup}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
+        if self.lm_weight < 0:
+            raise ValueError(f"lm_weight must be >= 0, got {self.lm_weight}")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["betas"] = list(self.betas)
+        return d
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Learning rate of step ``step`` (0-based): linear warm-up, then cosine to the floor."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    frac = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    floor = cfg.lr * cfg.final_lr_frac
+    return floor + (cfg.lr - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, frac)))
+
+
+def batch_order(n: int, step: int, batch_size: int, seed: int) -> np.ndarray:
+    """Example indices of step ``step``: items ``step·B ..`` of the seeded epoch stream."""
+    start = step * batch_size
+    out = []
+    while len(out) < batch_size:
+        epoch, pos = divmod(start + len(out), n)
+        perm = np.random.default_rng([int(seed), int(epoch)]).permutation(n)
+        out.extend(perm[pos: pos + batch_size - len(out)].tolist())
+    return np.asarray(out, dtype=np.int64)
+
+
+def encode(tokenizer, task, max_len: int):
+    """``(input_ids, option_ids)`` of ``task`` through :func:`extraction.prompts.encode_task`
+    (the same truncation inside the article text as extraction)."""
+    from extraction.prompts import encode_task
+
+    enc = encode_task(tokenizer, task, max_length=int(max_len))
+    return enc.input_ids, [int(i) for i in enc.option_ids]
+
+
+def _collate(seqs, pad_id: int):
+    import torch
+
+    t = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), t), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), t), dtype=torch.long)
+    for j, s in enumerate(seqs):
+        ids[j, t - len(s):] = torch.as_tensor(s, dtype=torch.long)
+        mask[j, t - len(s):] = 1
+    return ids, mask, (mask.cumsum(-1) - 1).clamp(min=0)
+
+
+def _forward_last(model, seqs, pad_id):
+    """Hidden states ``[B, T, d]`` after the final norm, and the attention mask."""
+    ids, mask, pos = _collate(seqs, pad_id)
+    out = model.base_model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False)
+    return out[0], ids, mask
+
+
+def _loss(model, seqs, targets, pad_id, lm_weight):
+    import torch
+    import torch.nn.functional as F
+
+    hidden, ids, mask = _forward_last(model, seqs, pad_id)
+    head = model.get_output_embeddings()
+    loss = F.cross_entropy(head(hidden[:, -1]), torch.as_tensor(targets, dtype=torch.long))
+    if lm_weight > 0:
+        logits = head(hidden[:, :-1])
+        tgt = ids[:, 1:].masked_fill(mask[:, 1:] == 0, -100)
+        loss = loss + lm_weight * F.cross_entropy(logits.flatten(0, 1), tgt.flatten(),
+                                                  ignore_index=-100)
+    return loss
+
+
+def evaluate(model, seqs, labels, option_ids, pad_id, *, batch_size: int = 128) -> dict:
+    """Accuracy and cross-entropy (nats) of the option-restricted logits at the last position."""
+    import torch
+
+    labels = np.asarray(labels)
+    head = model.get_output_embeddings()
+    w = head.weight[list(option_ids)]
+    rows = []
+    model.eval()
+    with torch.inference_mode():
+        for i in range(0, len(seqs), batch_size):
+            hidden, _, _ = _forward_last(model, seqs[i: i + batch_size], pad_id)
+            rows.append((hidden[:, -1] @ w.t()).double().numpy())
+    z = np.concatenate(rows)
+    z = z - z.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    return {"accuracy": float((z.argmax(1) == labels).mean()),
+            "cross_entropy": float(-logp[np.arange(len(labels)), labels].mean()),
+            "n": int(len(labels))}
+
+
+def _atomic_save(obj, path: Path) -> None:
+    import torch
+
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def is_finished(run_dir) -> bool:
+    return (Path(run_dir) / "model" / RECORD).is_file()
+
+
+def read_record(run_dir) -> dict:
+    return json.loads((Path(run_dir) / "model" / RECORD).read_text())
+
+
+def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldout_task=None,
+                progress: bool = True, stop_after: int | None = None, log=print) -> dict:
+    """Train (or resume, or skip when finished) one zoo model; returns its record.
+
+    Parameters
+    ----------
+    spec : infodiv.zoo.configs.ModelSpec
+    tokenizer : transformers tokenizer (the zoo tokenizer)
+    train_task, heldout_task : extraction.Task
+        Training rows; held-out rows scored at the end (optional).
+    run_dir : path
+        ``state.pt`` (resume) and ``model/`` (final Hugging Face folder) live here.
+    cfg : TrainConfig
+    stop_after : int, optional
+        Stop (with a checkpoint) after this many steps of this call (tests, time slicing).
+
+    Returns
+    -------
+    dict
+        The ``zoo.json`` record (``finished`` False when stopped early).
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    from .configs import build_model, count_params, save_model
+
+    run_dir = Path(run_dir)
+    if is_finished(run_dir):
+        return read_record(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.threads)
+    try:
+        seqs, option_ids = encode(tokenizer, train_task, spec.max_len)
+        targets = [option_ids[int(y)] for y in train_task.labels]
+        model = build_model(spec, tokenizer)
+        model.train()
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=tuple(cfg.betas),
+                                weight_decay=cfg.weight_decay)
+        fingerprint = {"spec": spec.to_dict(), "train": cfg.to_dict(),
+                       "n_train": len(train_task), "vocab": len(tokenizer)}
+        state_path = run_dir / "state.pt"
+        step, losses, elapsed = 0, [], 0.0
+        if state_path.is_file():
+            st = torch.load(state_path, weights_only=False)
+            if st["fingerprint"] != fingerprint:
+                raise ValueError(f"{state_path} was written with a different spec or training "
+                                 "config; remove it to start over")
+            model.load_state_dict(st["model"])
+            opt.load_state_dict(st["optimizer"])
+            step, losses, elapsed = st["step"], st["losses"], st["elapsed_s"]
+            log(f"{spec.name}: resuming at step {step}/{cfg.steps}")
+        pad_id = tokenizer.pad_token_id
+
+        def checkpoint():
+            _atomic_save({"fingerprint": fingerprint, "model": model.state_dict(),
+                          "optimizer": opt.state_dict(), "step": step, "losses": losses,
+                          "elapsed_s": elapsed}, state_path)
+
+        bar = tqdm(total=cfg.steps, initial=step, desc=spec.name, unit="step",
+                   disable=not progress, dynamic_ncols=True)
+        done_here = 0
+        t0 = time.perf_counter()
+        while step < cfg.steps:
+            idx = batch_order(len(seqs), step, cfg.batch_size, spec.seed)
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, cfg)
+            loss = _loss(model, [seqs[i] for i in idx], [targets[i] for i in idx], pad_id,
+                         cfg.lm_weight)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+            opt.step()
+            losses.append(float(loss.detach()))
+            step += 1
+            done_here += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+            stop = stop_after is not None and done_here >= stop_after
+            if step % cfg.checkpoint_every == 0 or step == cfg.steps or stop:
+                now = time.perf_counter()
+                elapsed += now - t0
+                t0 = now
+                checkpoint()
+            if stop:
+                break
+        bar.close()
+        record = {"model": spec.name, **spec.to_dict(), "shared": spec.shared,
+                  "executions": spec.executions, "n_members": spec.n_members,
+                  "params": count_params(model), "train": cfg.to_dict(),
+                  "n_train": len(train_task), "option_ids": option_ids, "step": step,
+                  "finished": step >= cfg.steps, "wall_time_s": elapsed,
+                  "s_per_step": elapsed / max(1, step), "losses": losses,
+                  "torch_threads": cfg.threads}
+        if step < cfg.steps:
+            return record
+        if heldout_task is not None:
+            hseqs, _ = encode(tokenizer, heldout_task, spec.max_len)
+            record["heldout"] = evaluate(model, hseqs, heldout_task.labels, option_ids, pad_id)
+        folder = run_dir / "model"
+        save_model(model, tokenizer, folder)
+        tmp = folder / (RECORD + ".tmp")
+        tmp.write_text(json.dumps(record, indent=1))
+        os.replace(tmp, folder / RECORD)
+        return record
+    finally:
+        torch.set_num_threads(old_threads)

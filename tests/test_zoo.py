@@ -1,0 +1,183 @@
+"""The zoo (issue 12): tiny models trained a few hundred steps on a subset of AG News.
+
+Each trained model must (a) lower its loss, (b) load back through ``extraction.load_model``,
+(c) give exact contributions with M = 2·executions + 1 members (shared: 4L + 1), (d) agree with
+the training code's own forward pass; a training run killed with SIGKILL must resume to
+bit-identical weights.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from infodiv.zoo.configs import ModelSpec, zoo_grid  # noqa: E402
+from infodiv.zoo.train import TrainConfig, batch_order, lr_at  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = dict(width=32, heads=2, mlp=64, max_len=48)
+CFG = TrainConfig(steps=200, batch_size=16, lr=3e-3, warmup=10, checkpoint_every=50)
+
+
+@pytest.fixture(scope="module")
+def zoo_data(shared_data_dir):
+    from infodiv.zoo.data import subset, zoo_tasks
+    from infodiv.zoo.tokenizer import train_tokenizer
+
+    train, held = zoo_tasks(shared_data_dir)
+    train = subset(train, range(0, 5600, 7))            # 800 training rows
+    held = subset(held, range(64))
+    return train_tokenizer(train, vocab_size=600), train, held
+
+
+@pytest.fixture(scope="module")
+def trained(zoo_data, tmp_path_factory):
+    from infodiv.zoo.train import train_model
+
+    tok, train, held = zoo_data
+    root = tmp_path_factory.mktemp("zoo")
+    out = {}
+    for spec in (ModelSpec(1, **TINY), ModelSpec(2, **TINY), ModelSpec(1, repeats=2, **TINY)):
+        rec = train_model(spec, tok, train, root / spec.name, CFG, heldout_task=held,
+                          progress=False)
+        out[spec.name] = (spec, rec, root / spec.name / "model")
+    return out
+
+
+def test_split_rows_and_option_tokens(zoo_data, shared_data_dir):
+    from infodiv.zoo.data import option_tokens, zoo_tasks
+
+    train, held = zoo_tasks(shared_data_dir)
+    assert (len(train), len(held)) == (5600, 2000)
+    assert held.meta["rows"] == [0, 1999, 2000] and train.meta["rows"] == [2000, 7599, 5600]
+    assert held.template == "What label best describes this news article?\n {text} {answer}"
+    toks = option_tokens(zoo_data[0], held)
+    assert [t for _, t in toks.values()] == ["world", "sports", "business", "science"]
+    assert len({i for i, _ in toks.values()}) == 4
+
+
+def test_grid_and_schedule():
+    grid = zoo_grid()
+    assert len(grid) == 21 and len({s.name for s in grid}) == 21
+    assert [s.n_members for s in grid if s.seed == 0] == [3, 5, 9, 17, 5, 9, 17]
+    assert grid[0].seed == 0 and grid[-1].seed == 2
+    lrs = [lr_at(s, CFG) for s in range(CFG.steps)]
+    assert np.argmax(lrs) == CFG.warmup - 1 and np.all(np.diff(lrs[CFG.warmup:]) <= 0)
+    assert lrs[-1] >= CFG.lr * CFG.final_lr_frac
+    a, b = batch_order(100, 7, 32, seed=3), batch_order(100, 7, 32, seed=3)
+    assert np.array_equal(a, b) and not np.array_equal(a, batch_order(100, 7, 32, seed=4))
+    epoch = np.concatenate([batch_order(100, s, 20, seed=3) for s in range(5)])
+    assert sorted(epoch) == list(range(100))       # every example once per epoch
+    with pytest.raises(ValueError, match="depth"):
+        ModelSpec(0)
+    with pytest.raises(ValueError, match="warmup"):
+        TrainConfig(steps=10, warmup=10)
+
+
+def test_loss_decreases(trained):
+    for spec, rec, _ in trained.values():
+        first, last = np.mean(rec["losses"][:20]), np.mean(rec["losses"][-20:])
+        assert rec["finished"] and rec["step"] == CFG.steps
+        assert last < 0.5 * first, (spec.name, first, last)
+        assert rec["wall_time_s"] > 0
+
+
+def test_checkpoints_load_and_extract_exactly(trained, zoo_data):
+    from extraction import extract, load_model
+
+    _, _, held = zoo_data
+    for spec, rec, folder in trained.values():
+        model, tok = load_model(folder, device="cpu")
+        run = extract(model, tok, held, progress=False)
+        assert run.meta["exactness_ok"] and run.meta["max_relative_exactness_error"] < 1e-5
+        assert run.u.shape[1] == spec.n_members == 2 * spec.repeats * spec.depth + 1
+        blocks = [(m.kind, m.block) for m in run.members]
+        if spec.shared:          # shared depth 1: M = 4L + 1 = 5, one block executed twice
+            assert run.u.shape[1] == 4 * spec.depth + 1
+            assert blocks == [("embed", -1), ("attn", 0), ("mlp", 0), ("attn", 0), ("mlp", 0)]
+        acc = float((run.logits.argmax(1) == held.labels).mean())
+        assert acc == pytest.approx(rec["heldout"]["accuracy"], abs=1e-12)
+        assert sum(p.numel() for p in {id(p): p for p in model.parameters()}.values()) \
+            == rec["params"]
+
+
+def test_killed_run_resumes_to_same_weights(zoo_data, tmp_path):
+    from infodiv.zoo.data import subset
+    from infodiv.zoo.train import train_model
+
+    tok, train, _ = zoo_data
+    train = subset(train, range(200))
+    tok_dir = tmp_path / "tok"
+    tok.save_pretrained(tok_dir)
+    spec = ModelSpec(1, repeats=2, **TINY)
+    cfg = TrainConfig(steps=150, batch_size=8, lr=3e-3, warmup=5, checkpoint_every=5)
+    killed = tmp_path / "killed"
+    script = (
+        "import sys; from transformers import PreTrainedTokenizerFast\n"
+        "from infodiv.zoo.data import subset, zoo_tasks\n"
+        "from infodiv.zoo.configs import ModelSpec\n"
+        "from infodiv.zoo.train import TrainConfig, train_model\n"
+        f"tok = PreTrainedTokenizerFast.from_pretrained({str(tok_dir)!r})\n"
+        f"train, _ = zoo_tasks({str(train.meta['source_files'][0].rsplit('/', 2)[0])!r})\n"
+        f"train = subset(subset(train, range(0, 5600, 7)), range(200))\n"
+        f"train_model(ModelSpec(**{spec.to_dict()!r}), tok, train, {str(killed)!r}, "
+        f"TrainConfig(**{ {**cfg.to_dict(), 'betas': tuple(cfg.betas)}!r}), progress=False)\n")
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    state = killed / "state.pt"
+    deadline = time.time() + 120
+    while not state.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    _, err = proc.communicate()
+    assert proc.returncode == -signal.SIGKILL, err.decode()[-2000:]
+    st = torch.load(state, weights_only=False)
+    assert 0 < st["step"] < cfg.steps and not (killed / "model").exists()
+
+    lines = []
+    resumed = train_model(spec, tok, train, killed, cfg, progress=False, log=lines.append)
+    assert lines and f"resuming at step {st['step']}" in lines[0]
+    straight = train_model(spec, tok, train, tmp_path / "straight", cfg, progress=False)
+    assert resumed["losses"] == straight["losses"]
+    from safetensors.torch import load_file
+
+    a = load_file(killed / "model" / "model.safetensors")
+    b = load_file(tmp_path / "straight" / "model" / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    rec = json.loads((killed / "model" / "zoo.json").read_text())
+    assert rec["step"] == cfg.steps
+
+
+def _zoo_cli(argv) -> int:
+    import argparse
+
+    from infodiv.commands import zoo
+
+    parser = argparse.ArgumentParser(prog="infodiv zoo")
+    zoo.configure(parser)
+    return zoo.run(parser.parse_args(argv))
+
+
+def test_cli_rejects_changed_settings(tmp_path, capsys, shared_data_dir):
+    main = _zoo_cli
+
+    args = ["train", "--root", str(tmp_path), "--depths", "1", "--shared-depths",
+            "--seeds", "0", "--width", "16", "--heads", "2", "--mlp", "32", "--max-len", "40",
+            "--steps", "3", "--warmup", "1", "--batch-size", "4", "--vocab-size", "200",
+            "--data-dir", str(shared_data_dir), "--quiet"]
+    assert main(args) == 0
+    assert (tmp_path / "models" / "llama-d16-L1-s0" / "model" / "zoo.json").is_file()
+    assert main(args) == 0 and "already finished" in capsys.readouterr().out
+    assert main(args[:-1] + ["--steps", "4", "--quiet"]) == 2
+    assert "different settings (train)" in capsys.readouterr().err
