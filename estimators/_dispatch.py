@@ -39,7 +39,10 @@ class _Spec:
 
 
 METHODS = {
-    "knn": _Spec("estimators.knn", uses_k=True, uses_rng=True),
+    "knn": _Spec("estimators.knn", options={"preprocess": None}, backend_options=("preprocess",),
+                 uses_k=True, uses_rng=True),
+    "chain": _Spec("estimators.chain", options={"preprocess": None},
+                   backend_options=("preprocess",), uses_k=True, uses_rng=True),
     "gaussian": _Spec("estimators.gaussian", options={"bias_correction": True},
                       backend_options=("bias_correction",), uses_rng=True),
     "copula": _Spec("estimators.gaussian", transform=copula.transform,

@@ -104,7 +104,10 @@ def _cmi(est: Estimator, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
         return _mi(est, x, y) - _mi(est, z, x) - _mi(est, z, y) + _mi(est, z, xy)
     if dx:
         x, y = y, x
-    # X, Z continuous, Y discrete: chain rule I(X;Y|Z) = I(X,Z;Y) - I(Z;Y)
+    # X, Z continuous, Y discrete: direct (kNN, per-class search) where the backend has it,
+    # otherwise the chain rule I(X;Y|Z) = I(X,Z;Y) - I(Z;Y)
+    if est.provides("conditional_mixed_mutual_information", x, z):
+        return est.call("conditional_mixed_mutual_information", x, _as_label(y), z)
     return _mi(est, np.concatenate([x, z], axis=1), y) - _mi(est, z, y)
 
 

@@ -55,35 +55,77 @@ import numpy as np
 from scipy.special import digamma
 
 from ._neighbors import count_within, kth_neighbor_distance, neighbor_counts
+from .copula import normal_scores
 from .validation import check_k, jitter, log_scale
 
 __all__ = [
+    "PREPROCESS",
+    "prepare",
     "entropy",
     "mutual_information",
     "mixed_mutual_information",
     "conditional_mutual_information",
+    "conditional_mixed_mutual_information",
     "total_correlation",
     "conditional_total_correlation",
     "total_correlation_with_conditional",
 ]
 
 
-def entropy(x: np.ndarray, *, k: int = 3, rng: np.random.Generator) -> float:
+PREPROCESS = ("standardize", "rank", "none")
+#: what ``preprocess=None`` means for MI, CMI and TC (entropy: ``"standardize"``)
+DEFAULT_PREPROCESS = "standardize"
+
+
+def prepare(x: np.ndarray, rng: np.random.Generator, preprocess: str | None = None):
+    """The columns the neighbour searches see, with seeded tie breaking.
+
+    ``"standardize"``: centred, divided by the standard deviation, plus ``1e-10`` standard
+    normal noise (:func:`estimators.validation.jitter`). ``"rank"``: marginal normal scores
+    ``Phi^{-1}(rank / (n + 1))`` per column (:func:`estimators.copula.normal_scores`, ties in a
+    seeded random order, so no two values of a column are equal); a monotone map of each
+    coordinate, which leaves MI, CMI and TC unchanged and makes heavy tails and skew harmless to
+    the max-norm balls. ``"none"``: the data as given plus noise of ``1e-10`` times each column's
+    standard deviation (NPEET's and ennemi's convention without their rescaling). ``None``:
+    :data:`DEFAULT_PREPROCESS`.
+    """
+    preprocess = DEFAULT_PREPROCESS if preprocess is None else preprocess
+    if preprocess == "standardize":
+        return jitter(x, rng)
+    if preprocess == "rank":
+        return normal_scores(x, rng)
+    if preprocess == "none":
+        std = x.std(axis=0)
+        return x + 1e-10 * np.where(std > 0, std, 1.0) * rng.standard_normal(x.shape)
+    raise ValueError(f"preprocess must be one of {PREPROCESS}, got {preprocess!r}")
+
+
+def entropy(x: np.ndarray, *, k: int = 3, rng: np.random.Generator,
+            preprocess: str | None = None) -> float:
     """Kozachenko–Leonenko differential entropy ``psi(n) - psi(k) + d <log(2 eps_i)>`` (nats).
 
-    ``x`` is ``(n, d)``. The estimate is computed on standardised, jittered columns and
-    ``sum(log std)`` is added back, so it is in the units of ``x``. A constant column has std 0
-    and contributes the entropy of the 1e-10 jitter (a large negative number), not ``-inf``.
+    ``x`` is ``(n, d)``. With ``preprocess="standardize"`` (also what ``None`` means here) the
+    estimate is computed on standardised, jittered columns and ``sum(log std)`` is added back,
+    so it is in the units of ``x`` (a constant column contributes the entropy of the 1e-10
+    jitter, a large negative number, not ``-inf``); with ``"none"`` on the columns as given.
+    The max-norm ball is not invariant to per-column scaling, so the two differ at finite n.
+    ``"rank"`` is refused: differential entropy is not invariant under the rank transform.
 
     Raises
     ------
     ValueError
-        If ``k >= n``.
+        If ``k >= n`` or ``preprocess="rank"``.
     """
     n, d = x.shape
     k = check_k(k, n, context="for the Kozachenko-Leonenko entropy")
-    eps = kth_neighbor_distance(jitter(x, rng), k)
-    return float(digamma(n) - digamma(k) + d * np.mean(np.log(2.0 * eps)) + log_scale(x))
+    preprocess = "standardize" if preprocess is None else preprocess
+    if preprocess == "rank":
+        raise ValueError("preprocess='rank' is not available for entropy (differential entropy "
+                         "changes under the rank transform); use 'standardize' or 'none'")
+    z = prepare(x, rng, preprocess)
+    eps = kth_neighbor_distance(z, k)
+    offset = log_scale(x) if preprocess == "standardize" else 0.0
+    return float(digamma(n) - digamma(k) + d * np.mean(np.log(2.0 * eps)) + offset)
 
 
 def _ksg(k: int, n: int, counts: np.ndarray) -> float:
@@ -99,7 +141,7 @@ def _multi_information(blocks: list[np.ndarray], k: int) -> float:
 
 
 def mutual_information(x: np.ndarray, y: np.ndarray, *, k: int = 3,
-                       rng: np.random.Generator) -> float:
+                       rng: np.random.Generator, preprocess: str | None = None) -> float:
     """KSG (algorithm 1) mutual information ``psi(k) + psi(n) - <psi(n_x+1) + psi(n_y+1)>``.
 
     ``x`` is ``(n, d_x)``, ``y`` is ``(n, d_y)``; max-norm, strict counting, nats. Biased towards
@@ -107,11 +149,11 @@ def mutual_information(x: np.ndarray, y: np.ndarray, *, k: int = 3,
     """
     n = x.shape[0]
     k = check_k(k, n, context="for the KSG mutual information")
-    return _multi_information([jitter(x, rng), jitter(y, rng)], k)
+    return _multi_information([prepare(x, rng, preprocess), prepare(y, rng, preprocess)], k)
 
 
 def total_correlation(blocks: list[np.ndarray], *, k: int = 3,
-                      rng: np.random.Generator) -> float:
+                      rng: np.random.Generator, preprocess: str | None = None) -> float:
     """KSG multi-information ``TC = psi(k) + (m-1) psi(n) - <sum_b psi(n_b + 1)>`` (nats).
 
     ``blocks`` is a list of ``m`` arrays ``(n, d_b)``, each one (vector) variable. One neighbour
@@ -121,7 +163,7 @@ def total_correlation(blocks: list[np.ndarray], *, k: int = 3,
     """
     n = blocks[0].shape[0]
     k = check_k(k, n, context="for the KSG total correlation")
-    return _multi_information([jitter(b, rng) for b in blocks], k)
+    return _multi_information([prepare(b, rng, preprocess) for b in blocks], k)
 
 
 def _class_layout(labels: np.ndarray, k: int):
@@ -138,7 +180,8 @@ def _class_layout(labels: np.ndarray, k: int):
 
 def total_correlation_with_conditional(blocks: list[np.ndarray], labels: np.ndarray, *,
                                        k: int = 3, rng: np.random.Generator,
-                                       include_marginal: bool = True):
+                                       include_marginal: bool = True,
+                                       preprocess: str | None = None):
     """``(TC(U), TC(U | Y))`` from shared per-block distance matrices (nats).
 
     ``TC(U | Y) = sum_c p(c) [psi(k) + (m-1) psi(n_c) - <sum_b psi(n_b^c + 1)>_{i in c}]`` where
@@ -157,7 +200,7 @@ def total_correlation_with_conditional(blocks: list[np.ndarray], labels: np.ndar
     n, m = blocks[0].shape[0], len(blocks)
     k = check_k(k, n, context="for the KSG total correlation")
     order, groups = _class_layout(labels, k)
-    sorted_blocks = [jitter(b, rng)[order] for b in blocks]
+    sorted_blocks = [prepare(b, rng, preprocess)[order] for b in blocks]
     _, counts, _, counts_g = neighbor_counts(sorted_blocks, [(b,) for b in range(m)], k,
                                              groups, include_all=include_marginal)
     tc = _ksg(k, n, counts) if include_marginal else None
@@ -167,18 +210,20 @@ def total_correlation_with_conditional(blocks: list[np.ndarray], labels: np.ndar
 
 
 def conditional_total_correlation(blocks: list[np.ndarray], labels: np.ndarray, *, k: int = 3,
-                                  rng: np.random.Generator) -> float:
+                                  rng: np.random.Generator,
+                                  preprocess: str | None = None) -> float:
     """KSG conditional total correlation ``sum_c p(c) TC(U | Y = c)`` given integer labels.
 
     Same value as :func:`total_correlation_with_conditional` (second element) with the same
     ``rng``; skips the search over all samples.
     """
     return total_correlation_with_conditional(blocks, labels, k=k, rng=rng,
-                                              include_marginal=False)[1]
+                                              include_marginal=False, preprocess=preprocess)[1]
 
 
 def conditional_mutual_information(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, k: int = 3,
-                                   rng: np.random.Generator) -> float:
+                                   rng: np.random.Generator,
+                                   preprocess: str | None = None) -> float:
     """Frenzel–Pompe ``I(X;Y|Z) = psi(k) - <psi(n_xz+1) + psi(n_yz+1) - psi(n_z+1)>`` (nats).
 
     ``z`` is continuous ``(n, d_z)``; the joint search is in ``(x, y, z)`` and the counts are
@@ -186,14 +231,24 @@ def conditional_mutual_information(x: np.ndarray, y: np.ndarray, z: np.ndarray, 
     """
     n = x.shape[0]
     k = check_k(k, n, context="for the Frenzel-Pompe conditional mutual information")
-    blocks = [jitter(x, rng), jitter(y, rng), jitter(z, rng)]
+    return frenzel_pompe([prepare(a, rng, preprocess) for a in (x, y, z)], k)
+
+
+def frenzel_pompe(blocks: list[np.ndarray], k: int) -> float:
+    """Frenzel–Pompe CMI of already prepared blocks ``[x, y, z]`` (nats)."""
     _, counts, _, _ = neighbor_counts(blocks, [(0, 2), (1, 2), (2,)], k)
     psi = digamma(counts + 1)
     return float(digamma(k) - np.mean(psi[:, 0] + psi[:, 1] - psi[:, 2]))
 
 
+def ksg(blocks: list[np.ndarray], k: int) -> float:
+    """KSG multi-information (MI for two blocks) of already prepared blocks (nats)."""
+    return _multi_information(blocks, k)
+
+
 def mixed_mutual_information(x: np.ndarray, labels: np.ndarray, *, k: int = 3,
-                             rng: np.random.Generator) -> float:
+                             rng: np.random.Generator,
+                             preprocess: str | None = None) -> float:
     """Ross (2014) MI between continuous ``x`` ``(n, d)`` and integer ``labels`` (nats).
 
     ``I = psi(n) - <psi(N_y(i))> + <psi(k_i)> - <psi(m_i)>``: for sample ``i`` of class ``y``
@@ -209,17 +264,61 @@ def mixed_mutual_information(x: np.ndarray, labels: np.ndarray, *, k: int = 3,
     """
     n = x.shape[0]
     k = check_k(k, n, context="for the Ross mixed mutual information")
-    classes, inverse, sizes = np.unique(labels, return_inverse=True, return_counts=True)
-    if (sizes < 2).any():
-        bad = ", ".join(f"class {c} has {s}" for c, s in zip(classes, sizes) if s < 2)
-        raise ValueError(f"labels: the mixed kNN estimator (Ross 2014) needs at least 2 samples "
-                         f"per class, but {bad} (n={n})")
-    z = jitter(x, rng)
+    classes, inverse, sizes, k_i = _class_members(labels, k,
+                                                  "the mixed kNN estimator (Ross 2014)")
+    z = prepare(x, rng, preprocess)
     radius = np.empty(n)
-    k_i = np.minimum(k, sizes - 1)[inverse]
     for c in range(len(classes)):
         members = np.flatnonzero(inverse == c)
         radius[members] = kth_neighbor_distance(z[members], int(min(k, sizes[c] - 1)))
     m_i = count_within(z, radius, strict=False)
     return float(digamma(n) - np.mean(digamma(sizes[inverse])) + np.mean(digamma(k_i))
                  - np.mean(digamma(m_i)))
+
+
+def _class_members(labels: np.ndarray, k: int, estimator: str):
+    """``(classes, inverse, sizes, k_i)`` with ``k_i = min(k, N_y - 1)``; every class >= 2."""
+    classes, inverse, sizes = np.unique(labels, return_inverse=True, return_counts=True)
+    if (sizes < 2).any():
+        bad = ", ".join(f"class {c} has {s}" for c, s in zip(classes, sizes) if s < 2)
+        raise ValueError(f"labels: {estimator} needs at least 2 samples per class, but {bad} "
+                         f"(n={len(labels)})")
+    return classes, inverse, sizes, np.minimum(k, sizes - 1)[inverse]
+
+
+def conditional_mixed_mutual_information(x: np.ndarray, labels: np.ndarray, z: np.ndarray, *,
+                                         k: int = 3, rng: np.random.Generator,
+                                         preprocess: str | None = None) -> float:
+    """``I(X;Y|Z)`` for continuous ``x`` ``(n, d_x)``, ``z`` ``(n, d_z)`` and integer ``labels``.
+
+    Frenzel–Pompe with the mixed metric of Ross (2014): samples of different classes are
+    infinitely far apart in ``Y``, so the joint ``(x, y, z)`` search of sample ``i`` runs within
+    its class (``N_y`` samples) in the ``(x, z)`` max-norm, with ``k_i = min(k, N_y - 1)``, and
+
+    ``I(X;Y|Z) = <psi(k_i)> - <psi(n_xz + 1) + psi(n_yz + 1) - psi(n_z + 1)>``
+
+    with strict counts within the joint distance ``eps_i``: ``n_xz`` in ``(x, z)`` over all
+    samples, ``n_yz`` in ``z`` over the samples of the same class and ``n_z`` in ``z`` over all
+    samples (the counts of the discrete-aware CMI in ennemi, Laarne et al. 2021, J. Open Source
+    Softw. 6, 3035). Direct, instead of the chain rule ``I(X,Z;Y) - I(Z;Y)`` whose two
+    separately biased Ross terms do not cancel.
+
+    Raises
+    ------
+    ValueError
+        If ``k >= n`` or a class has fewer than 2 samples.
+    """
+    n = x.shape[0]
+    k = check_k(k, n, context="for the conditional mixed mutual information")
+    classes, inverse, _, k_i = _class_members(labels, k, "the conditional mixed kNN estimator")
+    xz = np.hstack([prepare(x, rng, preprocess), prepare(z, rng, preprocess)])
+    zz = xz[:, x.shape[1]:]
+    eps = np.empty(n)
+    n_yz = np.empty(n, dtype=np.int64)
+    for c in range(len(classes)):
+        members = np.flatnonzero(inverse == c)
+        eps[members] = kth_neighbor_distance(xz[members], int(k_i[members[0]]))
+        n_yz[members] = count_within(zz[members], eps[members])
+    n_xz, n_z = count_within(xz, eps), count_within(zz, eps)
+    return float(np.mean(digamma(k_i)) - np.mean(digamma(n_xz + 1) + digamma(n_yz + 1)
+                                                 - digamma(n_z + 1)))
