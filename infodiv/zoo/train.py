@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TrainConfig", "encode", "batch_order", "lr_at", "train_model", "evaluate",
-           "is_finished", "read_record"]
+__all__ = ["TrainConfig", "encode", "batch_order", "lr_at", "fit", "train_model", "evaluate",
+           "is_finished", "read_record", "write_record"]
 
 RECORD = "zoo.json"
 
@@ -169,6 +169,93 @@ def read_record(run_dir) -> dict:
     return json.loads((Path(run_dir) / "model" / RECORD).read_text())
 
 
+def _trainable(model) -> dict:
+    return {n: p for n, p in model.named_parameters() if p.requires_grad}
+
+
+def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerprint: dict,
+        pad_id: int, desc: str = "train", progress: bool = True, stop_after: int | None = None,
+        log=print):
+    """The training loop shared by the zoo and the fine-tune: trains the parameters of
+    ``model`` that require grad on ``(seqs, targets)``, checkpointing to ``run_dir/state.pt``
+    and resuming from it.
+
+    Returns ``(step, losses, elapsed_s)``. The state holds the trainable parameters, the
+    optimiser, the step, the loss log and the elapsed wall time; a state written with another
+    ``fingerprint`` is refused (ValueError).
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    params = _trainable(model)
+    if not params:
+        raise ValueError("the model has no trainable parameters (0 require grad)")
+    opt = torch.optim.AdamW(list(params.values()), lr=cfg.lr, betas=tuple(cfg.betas),
+                            weight_decay=cfg.weight_decay)
+    state_path = Path(run_dir) / "state.pt"
+    step, losses, elapsed = 0, [], 0.0
+    if state_path.is_file():
+        st = torch.load(state_path, weights_only=False)
+        if st["fingerprint"] != fingerprint:
+            raise ValueError(f"{state_path} was written with a different spec or training "
+                             "config; remove it to start over")
+        missing = sorted(set(params) - set(st["model"]))
+        if missing:
+            raise ValueError(f"{state_path} lacks {len(missing)} trainable tensors, e.g. "
+                             f"{missing[0]}")
+        with torch.no_grad():
+            for name, p in params.items():
+                p.copy_(st["model"][name])
+        opt.load_state_dict(st["optimizer"])
+        step, losses, elapsed = st["step"], st["losses"], st["elapsed_s"]
+        log(f"{desc}: resuming at step {step}/{cfg.steps}")
+    model.train()
+
+    def checkpoint():
+        _atomic_save({"fingerprint": fingerprint,
+                      "model": {n: p.detach() for n, p in params.items()},
+                      "optimizer": opt.state_dict(), "step": step, "losses": losses,
+                      "elapsed_s": elapsed}, state_path)
+
+    bar = tqdm(total=cfg.steps, initial=step, desc=desc, unit="step", disable=not progress,
+               dynamic_ncols=True)
+    done_here = 0
+    t0 = time.perf_counter()
+    while step < cfg.steps:
+        idx = batch_order(len(seqs), step, cfg.batch_size, seed)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, cfg)
+        loss = _loss(model, [seqs[i] for i in idx], [targets[i] for i in idx], pad_id,
+                     cfg.lm_weight)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(params.values()), cfg.clip)
+        opt.step()
+        losses.append(float(loss.detach()))
+        step += 1
+        done_here += 1
+        bar.update(1)
+        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        stop = stop_after is not None and done_here >= stop_after
+        if step % cfg.checkpoint_every == 0 or step == cfg.steps or stop:
+            now = time.perf_counter()
+            elapsed += now - t0
+            t0 = now
+            checkpoint()
+        if stop:
+            break
+    bar.close()
+    return step, losses, elapsed
+
+
+def write_record(folder, record: dict) -> None:
+    """Write ``zoo.json`` into a finished model folder (last, atomically: marks it finished)."""
+    folder = Path(folder)
+    tmp = folder / (RECORD + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    os.replace(tmp, folder / RECORD)
+
+
 def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldout_task=None,
                 progress: bool = True, stop_after: int | None = None, log=print) -> dict:
     """Train (or resume, or skip when finished) one zoo model; returns its record.
@@ -191,7 +278,6 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
         The ``zoo.json`` record (``finished`` False when stopped early).
     """
     import torch
-    from tqdm.auto import tqdm
 
     from .configs import build_model, count_params, save_model
 
@@ -205,64 +291,19 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
         seqs, option_ids = encode(tokenizer, train_task, spec.max_len)
         targets = [option_ids[int(y)] for y in train_task.labels]
         model = build_model(spec, tokenizer)
-        model.train()
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=tuple(cfg.betas),
-                                weight_decay=cfg.weight_decay)
         fingerprint = {"spec": spec.to_dict(), "train": cfg.to_dict(),
                        "n_train": len(train_task), "vocab": len(tokenizer)}
-        state_path = run_dir / "state.pt"
-        step, losses, elapsed = 0, [], 0.0
-        if state_path.is_file():
-            st = torch.load(state_path, weights_only=False)
-            if st["fingerprint"] != fingerprint:
-                raise ValueError(f"{state_path} was written with a different spec or training "
-                                 "config; remove it to start over")
-            model.load_state_dict(st["model"])
-            opt.load_state_dict(st["optimizer"])
-            step, losses, elapsed = st["step"], st["losses"], st["elapsed_s"]
-            log(f"{spec.name}: resuming at step {step}/{cfg.steps}")
         pad_id = tokenizer.pad_token_id
-
-        def checkpoint():
-            _atomic_save({"fingerprint": fingerprint, "model": model.state_dict(),
-                          "optimizer": opt.state_dict(), "step": step, "losses": losses,
-                          "elapsed_s": elapsed}, state_path)
-
-        bar = tqdm(total=cfg.steps, initial=step, desc=spec.name, unit="step",
-                   disable=not progress, dynamic_ncols=True)
-        done_here = 0
-        t0 = time.perf_counter()
-        while step < cfg.steps:
-            idx = batch_order(len(seqs), step, cfg.batch_size, spec.seed)
-            for g in opt.param_groups:
-                g["lr"] = lr_at(step, cfg)
-            loss = _loss(model, [seqs[i] for i in idx], [targets[i] for i in idx], pad_id,
-                         cfg.lm_weight)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-            opt.step()
-            losses.append(float(loss.detach()))
-            step += 1
-            done_here += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
-            stop = stop_after is not None and done_here >= stop_after
-            if step % cfg.checkpoint_every == 0 or step == cfg.steps or stop:
-                now = time.perf_counter()
-                elapsed += now - t0
-                t0 = now
-                checkpoint()
-            if stop:
-                break
-        bar.close()
+        step, losses, elapsed = fit(model, seqs, targets, run_dir, cfg, seed=spec.seed,
+                                    fingerprint=fingerprint, pad_id=pad_id, desc=spec.name,
+                                    progress=progress, stop_after=stop_after, log=log)
         record = {"model": spec.name, **spec.to_dict(), "shared": spec.shared,
                   "executions": spec.executions, "n_members": spec.n_members,
                   "params": count_params(model), "train": cfg.to_dict(),
                   "n_train": len(train_task), "option_ids": option_ids, "step": step,
                   "finished": step >= cfg.steps, "wall_time_s": elapsed,
                   "s_per_step": elapsed / max(1, step), "losses": losses,
-                  "torch_threads": cfg.threads}
+                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg())}
         if step < cfg.steps:
             return record
         if heldout_task is not None:
@@ -270,9 +311,7 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
             record["heldout"] = evaluate(model, hseqs, heldout_task.labels, option_ids, pad_id)
         folder = run_dir / "model"
         save_model(model, tokenizer, folder)
-        tmp = folder / (RECORD + ".tmp")
-        tmp.write_text(json.dumps(record, indent=1))
-        os.replace(tmp, folder / RECORD)
+        write_record(folder, record)
         return record
     finally:
         torch.set_num_threads(old_threads)

