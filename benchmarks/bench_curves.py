@@ -12,8 +12,8 @@ issue 5, each with a naive baseline measured in the same run:
    independent cold per-set fits along both greedy paths. Before (commit d7481e3, one Newton
    solve per fold over the strided [K, C, n] logits, warm-started from the current set): 36.6 s.
 3. greedy forward + backward with the Gaussian I(U_S;Y), M = 129 (target 60 s), incremental
-   log-determinants. Baseline: a Cholesky per candidate set (``GaussianMI.value``); it is run in
-   full at M = 40 (ratio measured there) and for the first 3 forward steps at M = 129.
+   log-determinants. Baseline: a Cholesky per candidate set (``GaussianBlockMI.value``); it is run
+   in full at M = 40 (ratio measured there) and for the first 3 forward steps at M = 129.
 4. 200 random orders, raw readout, M = 129 (target 10 s). Baseline: the generic state loop
    (one scoring per prefix) on 20 orders, scaled to 200.
 

@@ -20,25 +20,32 @@ import numpy as np
 from scipy.special import digamma, ndtri
 
 from estimators import gaussian
-from estimators.validation import jitter, log_scale
+from estimators.validation import check_random_state, jitter, log_scale
 
 __all__ = ["normal_scores", "spacing_entropy", "transform"]
 
 
-def normal_scores(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Rank-to-normal transform of each column; ties broken by a seeded random order.
+def normal_scores(x: np.ndarray, random_state=0) -> np.ndarray:
+    """Rank-to-normal transform of each column, ``z = Phi^{-1}(rank / (n + 1))``, seeded ties.
 
-    The rows are put in one seeded random order before every column is sorted, so the ranks of
-    tied values depend on that order (reproducible for a seed, different across seeds) and
-    identical columns get identical ranks.
+    The one rank transform of the toolkit (the copula estimators, the Gaussian-copula member
+    objectives and layer graph of ``infodiv``). The rows are put in one seeded random order
+    (``random_state``: an int seed or a Generator, which is advanced by one permutation) before
+    every column is sorted, so the ranks of tied values depend on that order (reproducible for
+    a seed, different across seeds), identical columns get identical ranks, and the scores of a
+    column do not depend on which other columns are transformed with it. ``x`` is ``(n, d)``
+    or ``(n, ...)`` (trailing axes are transformed column by column, shape kept).
     """
+    x = np.asarray(x, dtype=np.float64)
+    shape = x.shape
+    x = x.reshape(shape[0], -1)
     n, d = x.shape
-    perm = rng.permutation(n)
+    perm = check_random_state(random_state).permutation(n)
     order = perm[np.argsort(x[perm], axis=0)]
     grid = ndtri(np.arange(1, n + 1) / (n + 1.0))
     z = np.empty((n, d), dtype=np.float64)
     np.put_along_axis(z, order, np.broadcast_to(grid[:, None], (n, d)), axis=0)
-    return z
+    return z.reshape(shape)
 
 
 def spacing_entropy(x: np.ndarray, rng: np.random.Generator) -> float:

@@ -17,7 +17,8 @@ with ``L(.) = log det`` of the covariance of those coordinates.
 Bias correction (``bias_correction=True``, the default). For ``n`` samples of a ``d``-dimensional
 Gaussian, the unbiased sample covariance ``S`` satisfies ``(n - 1) S ~ Wishart_d(Sigma, n - 1)``,
 hence (e.g. Muirhead 1982, Thm 3.2.15; Misra, Singh & Demchuk 2005, "Estimation of the entropy of
-a multivariate normal distribution", J. Multivar. Anal. 92)::
+a multivariate normal distribution", J. Multivar. Anal. 92; implemented once in
+:func:`estimators.logdet.logdet_bias`)::
 
     E[log det S] = log det Sigma + sum_{i=1}^{d} psi((n - i) / 2) + d log(2 / (n - 1)).
 
@@ -38,8 +39,8 @@ columns.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma
 
+from estimators.logdet import block_logdets, logdet, logdet_bias
 from estimators.validation import jitter, log_scale
 
 __all__ = [
@@ -55,19 +56,6 @@ _LOG_2PI_E = np.log(2.0 * np.pi * np.e)
 JITTER = 1e-6
 
 
-def logdet_bias(d: int, n: int) -> float:
-    """``E[log det S] - log det Sigma`` for the unbiased sample covariance of n Gaussian draws.
-
-    Equals ``sum_{i=1}^{d} psi((n - i)/2) + d log(2/(n - 1))``; requires ``n > d``.
-    """
-    if n <= d:
-        raise ValueError(
-            f"the Gaussian estimator needs more samples than dimensions: n={n}, d={d}"
-        )
-    i = np.arange(1, d + 1)
-    return float(np.sum(digamma((n - i) / 2.0)) + d * np.log(2.0 / (n - 1)))
-
-
 def _prepare(x: np.ndarray, rng) -> np.ndarray:
     """Standardised, jittered copy (the jitter breaks exact singularity; :func:`_cov` centres)."""
     return jitter(x, rng, noise=JITTER)
@@ -79,38 +67,13 @@ def _cov(z: np.ndarray) -> np.ndarray:
 
 
 def _logdet(cov: np.ndarray, n: int, bias_correction: bool) -> float:
-    """(Bias-corrected) log-determinant of a covariance estimated from n samples."""
-    d = cov.shape[0]
-    if n <= d:
-        logdet_bias(d, n)  # raises with the numbers
-    try:  # Cholesky: log det = 2 sum log diag(L), several times faster than an LU slogdet
-        chol = np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
-        raise ValueError(
-            f"sample covariance of dimension {d} is not positive definite (n={n}); "
-            "the Gaussian estimator cannot be used on these data"
-        ) from None
-    value = 2.0 * float(np.sum(np.log(np.diagonal(chol))))
-    return value - logdet_bias(d, n) if bias_correction else value
+    """(Bias-corrected) log-determinant of an unbiased (ddof=1) covariance from n samples."""
+    return logdet(cov, n, ddof=1, bias_correction=bias_correction,
+                  hint="the Gaussian estimator cannot be used on these data")
 
 
 def _block_logdets(cov: np.ndarray, sizes: list[int], n: int, bias_correction: bool) -> float:
-    """Sum of the log-determinants of the diagonal blocks with the given sizes."""
-    if len(set(sizes)) == 1:  # vectorised path: all blocks of equal size
-        d = sizes[0]
-        m = len(sizes)
-        idx = np.arange(m * d).reshape(m, d)
-        stack = cov[idx[:, :, None], idx[:, None, :]]
-        try:
-            chol = np.linalg.cholesky(stack)
-        except np.linalg.LinAlgError:
-            raise ValueError(f"a {d}x{d} block covariance is not positive definite (n={n})"
-                             ) from None
-        values = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum()
-        correction = m * logdet_bias(d, n) if bias_correction else 0.0
-        return float(values - correction)
-    edges = np.cumsum([0, *sizes])
-    return sum(_logdet(cov[a:b, a:b], n, bias_correction) for a, b in zip(edges[:-1], edges[1:]))
+    return block_logdets(cov, sizes, n, ddof=1, bias_correction=bias_correction)
 
 
 def entropy(x: np.ndarray, *, rng, bias_correction: bool = True) -> float:

@@ -22,16 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .parallel import chunk_sizes, parallel_map
-from .setfunctions import (
-    READOUT_METRICS,
-    ReadoutSetFunction,
-    SetFunction,
-    as_set_function,
-    error_bounds,
-    label_entropy,
-    split_halves,
-)
+from estimators.resampling import chunk_sizes, parallel_map
+
+from .information import error_bounds, label_entropy
+from .setfunctions import ReadoutSetFunction, SetFunction, as_set_function, split_halves
+from .setfunctions.registry import is_run
 
 __all__ = ["Curve", "LayerCurves", "layer_curves", "order_values", "greedy_forward",
            "greedy_backward", "random_order_values", "ORDERS"]
@@ -262,9 +257,7 @@ def random_curve(f: SetFunction, n_permutations=200, *, random_state=0, n_jobs=1
 
 # ------------------------------------------------------------------------------ main entry
 def _cross_fit_split(f: SetFunction, random_state):
-    labels = getattr(f, "labels", None)
-    if labels is None:
-        labels = getattr(f, "y", None)
+    labels = f.labels
     if labels is not None and len(labels) == f.n_examples:
         return split_halves(labels, random_state)
     rng = np.random.default_rng(random_state)
@@ -361,7 +354,7 @@ def layer_curves(contrib_or_f, *, objective=None, n_members=None,
             curves[name] = random_curve(f, n_permutations, random_state=random_state,
                                         n_jobs=n_jobs)
     names = None
-    if hasattr(contrib_or_f, "members") and hasattr(contrib_or_f, "u"):
+    if is_run(contrib_or_f):
         names = contrib_or_f.names
         if f.name.startswith("mi_"):
             _attach_error_bounds(contrib_or_f, curves)
@@ -372,8 +365,8 @@ def _attach_error_bounds(contrib, curves) -> None:
     """Eq. 12 bounds along each curve next to the measured error of the summed readout."""
     h_y = label_entropy(contrib.labels)
     c = contrib.n_options
-    raw = ReadoutSetFunction(contrib.u, contrib.bias, contrib.labels, READOUT_METRICS[0])
-    cal = ReadoutSetFunction(contrib.u, contrib.bias, contrib.labels, READOUT_METRICS[0],
+    raw = ReadoutSetFunction(contrib.u, contrib.bias, contrib.labels, "accuracy")
+    cal = ReadoutSetFunction(contrib.u, contrib.bias, contrib.labels, "accuracy",
                              calibrated=True)
     for curve in curves.values():
         lo, hi = error_bounds(curve.values, h_y, c)

@@ -24,7 +24,6 @@ Everything is vectorised. Squared-loss terms in logit space come from cumulative
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -37,6 +36,8 @@ from estimators.ensemble import (
     check_target,
 )
 from estimators.validation import check_base, to_base, unit_name
+
+from .runs import run_names
 
 __all__ = ["JunctionCurves", "junction_curves", "run_names"]
 
@@ -89,16 +90,6 @@ class JunctionCurves:
         """JSON-ready dict (arrays as lists)."""
         return {key: (val.tolist() if isinstance(val, np.ndarray) else val)
                 for key, val in asdict(self).items()}
-
-
-def run_names(meta) -> tuple[str, str]:
-    """``(model, task)`` labels of a run from its meta (``meta["model"]`` may be a record with
-    ``name`` or ``model_id``)."""
-    meta = meta or {}
-    model = meta.get("model", "")
-    if isinstance(model, Mapping):
-        model = model.get("name") or model.get("model_id") or ""
-    return str(model), str(meta.get("task", ""))
 
 
 def _prefixes(contrib, m: int, readout: str, at: str) -> np.ndarray:

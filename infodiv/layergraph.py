@@ -16,57 +16,33 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
+from estimators import conditional_mutual_information, mutual_information
+from estimators.blocks import pairwise_information as gaussian_pairwise
 from estimators.validation import check_labels
 
-from .gaussian import copula_transform, logdet_bias, member_variables
+from .information import member_variables
 
 __all__ = ["pairwise_information", "layer_graph", "chow_liu_tree", "tree_bound",
-           "redundancy_communities", "export_graphml", "plot_layer_graph"]
+           "redundancy_communities", "export_graphml"]
 
 
-def _pair_logdets(cov, d, n, bias_correction):
-    m = cov.shape[0] // d
-    blocks = cov.reshape(m, d, m, d).transpose(0, 2, 1, 3)  # [M, M, d, d]
-    diag = blocks[np.arange(m), np.arange(m)]
-    ld1 = np.linalg.slogdet(diag)[1]
-    top = np.concatenate([np.broadcast_to(diag[:, None], (m, m, d, d)), blocks], axis=3)
-    bottom = np.concatenate([np.swapaxes(blocks, 2, 3),
-                             np.broadcast_to(diag[None, :], (m, m, d, d))], axis=3)
-    ld2 = np.linalg.slogdet(np.concatenate([top, bottom], axis=2))[1]
-    if bias_correction:
-        ld1 = ld1 - logdet_bias(d, n)
-        ld2 = ld2 - logdet_bias(2 * d, n)
-    mi = 0.5 * (ld1[:, None] + ld1[None, :] - ld2)
-    np.fill_diagonal(mi, np.nan)
-    return mi
-
-
-def pairwise_information(x, labels, *, method="gaussian", bias_correction=True, base=2.0,
+def pairwise_information(x, labels, *, method="gaussian", bias_correction=True, base=2,
                          random_state=0):
     """Pairwise I(U_i; U_j) and I(U_i; U_j | Y) for member variables ``x`` ``[n, M, d]``.
 
-    ``gaussian``/``copula``: closed form from one covariance per class, all pairs at once (the
-    same bias-corrected log-determinants as ``estimators``' Gaussian methods). Other methods
-    call ``estimators.mutual_information`` / ``conditional_mutual_information`` per pair.
+    ``gaussian``/``copula``: closed form from one covariance per class, all pairs at once
+    (:func:`estimators.blocks.pairwise_information`, the same bias-corrected log-determinants
+    and seeded normal scores as ``estimators``' Gaussian methods). Other methods call
+    ``estimators.mutual_information`` / ``conditional_mutual_information`` per pair.
     Returns two symmetric ``[M, M]`` arrays (diagonal NaN), in units of ``base``.
     """
     x = np.asarray(x, dtype=np.float64)
     y = check_labels(labels)
-    n, m, d = x.shape
-    scale = 1.0 / np.log(base)
     if method in ("gaussian", "copula"):
-        if method == "copula":
-            x = copula_transform(x)
-        flat = x.reshape(n, m * d)
-        mi = _pair_logdets(np.cov(flat, rowvar=False, bias=True), d, n, bias_correction)
-        cmi = np.zeros((m, m))
-        for c in np.unique(y):
-            rows = y == c
-            cmi += rows.mean() * _pair_logdets(np.cov(flat[rows], rowvar=False, bias=True), d,
-                                               int(rows.sum()), bias_correction)
-        return mi * scale, cmi * scale
-    from estimators import conditional_mutual_information, mutual_information
-
+        return gaussian_pairwise(x, y, copula=method == "copula",
+                                 bias_correction=bias_correction, base=base,
+                                 random_state=random_state)
+    m = x.shape[1]
     mi = np.full((m, m), np.nan)
     cmi = np.full((m, m), np.nan)
     for i in range(m):
@@ -128,38 +104,4 @@ def export_graphml(graph: nx.Graph, path) -> Path:
     g = graph.copy()
     g.graph = {k: str(v) for k, v in g.graph.items()}
     nx.write_graphml(g, path)
-    return path
-
-
-def plot_layer_graph(graph: nx.Graph, path, *, weight: str = "mi", top_fraction: float = 0.1):
-    """Circular layout in depth order; the Chow–Liu tree in black, the strongest other edges
-    (``top_fraction`` of them) in grey; nodes coloured by kind."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pos = nx.circular_layout(sorted(graph.nodes))
-    tree = chow_liu_tree(graph, weight)
-    others = sorted(((w, i, j) for i, j, w in graph.edges(data=weight)
-                     if not tree.has_edge(i, j) and w is not None), reverse=True)
-    others = others[: max(1, int(top_fraction * len(others)))]
-    colours = {"embed": "tab:green", "attn": "tab:blue", "mlp": "tab:orange"}
-    fig, ax = plt.subplots(figsize=(7, 7))
-    nx.draw_networkx_edges(graph, pos, edgelist=[(i, j) for _, i, j in others], ax=ax,
-                           edge_color="0.75", width=0.6)
-    nx.draw_networkx_edges(tree, pos, ax=ax, edge_color="k", width=1.2)
-    nx.draw_networkx_nodes(graph, pos, ax=ax, node_size=40,
-                           node_color=[colours.get(graph.nodes[v].get("kind"), "tab:gray")
-                                       for v in graph.nodes])
-    if graph.number_of_nodes() <= 40:
-        nx.draw_networkx_labels(graph, pos, ax=ax, font_size=6,
-                                labels={v: graph.nodes[v].get("name", v) for v in graph.nodes})
-    ax.set_title(f"Layer graph ({weight}); black: Chow-Liu tree, "
-                 f"sum {tree_bound(graph, weight):.3g} bits <= TC(U)")
-    ax.axis("off")
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
     return path

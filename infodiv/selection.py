@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import kendalltau
 
+from estimators.resampling import bootstrap_indices, parallel_map
+
 from .curves import _cross_fit_split, greedy_forward, order_values
-from .parallel import parallel_map
 from .setfunctions import SetFunction, as_set_function
 
 __all__ = ["subset_selection", "greedy_stability", "jaccard"]
@@ -59,8 +60,7 @@ def subset_selection(contrib_or_f, *, objective=None, n_members=None, n_random: 
 
 def _stability_task(task, rng):
     f, = task
-    idx = rng.integers(0, f.n_examples, f.n_examples)
-    return greedy_forward(f.restrict(idx))[0]
+    return greedy_forward(f.restrict(bootstrap_indices(f.n_examples, rng)))[0]
 
 
 def greedy_stability(contrib_or_f, *, objective=None, n_members=None, n_bootstrap: int = 20,

@@ -17,11 +17,9 @@ submodularity of the utility reads ρ_x(A) ≥ ρ_x(B) for A ⊆ B, x ∉ B.
 - Curvature: greedy-path curvature c_t = 1 − ρ_{g_t}(S_{t−1}) / ρ_{g_t}(∅) and total curvature
   c = 1 − min_j ρ_j(V∖{j}) / ρ_j(∅) (Conforti & Cornuéjols 1984).
 - Theorems 5 and 6: relevancy, redundancy TC(U_S), conditional redundancy TC(U_S|Y), diversity
-  and I(U_S;Y) along the prefix and greedy orders (``estimators.information_decomposition``),
-  with the Eq. 12 bounds; Theorem 7's premise compares TC(U_S|Y) with TC(U_S).
-- Fits of the random-order mean curve f(k), k = 1..M: linear a·k + b, logarithmic a·log k + b,
-  saturating power law f_∞ − a·k^(−α); compared by AICc (least squares, Gaussian errors) and by
-  extrapolation (fit k ≤ M/2, RMSE on k > M/2).
+  and I(U_S;Y) along the prefix and greedy orders, with the Eq. 12 bounds; Theorem 7's premise
+  compares TC(U_S|Y) with TC(U_S) (:func:`infodiv.information.order_terms`).
+- Fits of the random-order mean curve f(k) (:func:`infodiv.growth.fit_growth_laws`).
 - Diversity claim: regression of ρ_x(S) on the diversity of x from S (1 − R² of the linear
   prediction of U_x from U_S, i.e. the fraction of x's variance that S does not explain),
   controlling for ρ_x(∅) and |S|; Freedman–Lane permutation test of the diversity coefficient.
@@ -29,54 +27,40 @@ submodularity of the utility reads ρ_x(A) ≥ ρ_x(B) for A ⊆ B, x ∉ B.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import false_discovery_control
+
+from estimators.resampling import (
+    bootstrap_means,
+    chunk_sizes,
+    parallel_map,
+    permutation_test,
+    spawn_generators,
+)
 
 from .curves import LayerCurves, layer_curves
-from .gaussian import member_variables
-from .parallel import chunk_sizes, parallel_map, spawn_generators
-from .setfunctions import SetFunction, as_set_function, error_bounds, label_entropy
+from .growth import fit_growth_laws
+from .information import member_variables, order_terms
+from .setfunctions import SetFunction, as_set_function
+from .setfunctions.registry import is_run
 
 __all__ = ["submodularity_report", "dr_tests", "benjamini_hochberg", "gain_slope",
            "submodularity_ratio", "curvature", "fit_growth_laws", "diversity_regression",
-           "information_terms", "SubmodularityReport"]
+           "SubmodularityReport"]
 
 
 # ---------------------------------------------------------------------------- statistics
 def benjamini_hochberg(p, alpha: float = 0.05) -> np.ndarray:
-    """Boolean mask of hypotheses rejected by the Benjamini–Hochberg step-up procedure."""
+    """Boolean mask of hypotheses rejected by the Benjamini–Hochberg step-up procedure
+    (:func:`scipy.stats.false_discovery_control`: BH-adjusted p-values ≤ ``alpha``)."""
     p = np.asarray(p, dtype=np.float64)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    m = p.size
-    if m == 0:
+    if p.size == 0:
         return np.zeros(0, dtype=bool)
-    order = np.argsort(p)
-    passed = p[order] <= alpha * np.arange(1, m + 1) / m
-    reject = np.zeros(m, dtype=bool)
-    if passed.any():
-        reject[order[: np.flatnonzero(passed).max() + 1]] = True
-    return reject
-
-
-def _bootstrap_means(task, rng):
-    d, n_rep = task
-    n = d.shape[0]
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=n_rep).astype(np.float64)
-    return counts @ d / n
-
-
-def bootstrap_means(d: np.ndarray, n_bootstrap: int, *, random_state=0, n_jobs=1,
-                    chunk: int = 250) -> np.ndarray:
-    """Paired bootstrap of column means of ``d`` ``[n, T]``: ``[n_bootstrap, T]``.
-
-    Every replicate resamples the n examples once (multinomial counts) for all columns.
-    """
-    tasks = [(d, s) for s in chunk_sizes(n_bootstrap, chunk)]
-    return np.concatenate(parallel_map(_bootstrap_means, tasks, random_state=random_state,
-                                       n_jobs=n_jobs))
+    return false_discovery_control(p, method="bh") <= alpha
 
 
 # ---------------------------------------------------------------------------- DR tests
@@ -150,33 +134,40 @@ def dr_tests(f: SetFunction, *, n_triples: int = 200, n_bootstrap: int = 1000,
 
 
 # ---------------------------------------------------------------------------- gain profile
-def _slope_with_ci(g, first, n_bootstrap, rng):
-    k = np.arange(first, g.shape[1] + 1, dtype=np.float64)
-    kc = (k - k.mean()) / ((k - k.mean()) ** 2).sum()
-    sub = g[:, first - 1:]
-    slope = float(sub.mean(axis=0) @ kc)
-    idx = rng.integers(0, g.shape[0], size=(n_bootstrap, g.shape[0]))
-    boot = np.stack([sub[i].mean(axis=0) @ kc for i in idx])
-    return {"slope": slope, "ci": [float(np.percentile(boot, 2.5)),
-                                   float(np.percentile(boot, 97.5))],
-            "p_nonnegative": float((1 + (boot >= 0).sum()) / (n_bootstrap + 1))}
+def _slope_weights(m: int, first: int) -> np.ndarray:
+    """OLS weights w with slope = Σ_k w_k g(k) over k = first..m (zero before ``first``)."""
+    k = np.arange(first, m + 1, dtype=np.float64)
+    w = np.zeros(m)
+    w[first - 1:] = (k - k.mean()) / ((k - k.mean()) ** 2).sum()
+    return w
+
+
+def _slope_summary(per_order: np.ndarray, boot: np.ndarray) -> dict:
+    return {"slope": float(per_order.mean()),
+            "ci": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
+            "p_nonnegative": float((1 + (boot >= 0).sum()) / (len(boot) + 1))}
 
 
 def gain_slope(samples: np.ndarray, sign: float = 1.0, *, n_bootstrap: int = 1000,
                random_state=0) -> dict:
     """OLS slope of g(k) = mean_π sign·Δf(π_{1..k}) on k, with a bootstrap CI over orders.
 
-    ``samples`` ``[P, M+1]`` are f along P random orders. ``from_k2`` repeats the fit without
-    g(1): with calibrated readouts the first member carries the jump from the prior to any
-    fitted readout, which alone can make the slope negative.
+    ``samples`` ``[P, M+1]`` are f along P random orders. The slope is linear in g, so it is
+    the mean over orders of each order's own slope, and its bootstrap resamples the orders
+    (:func:`estimators.resampling.bootstrap_means`, paired for both fits). ``from_k2``
+    repeats the fit without g(1): with calibrated readouts the first member carries the jump
+    from the prior to any fitted readout, which alone can make the slope negative.
     """
     g = sign * np.diff(np.asarray(samples, dtype=np.float64), axis=1)  # [P, M]
+    m = g.shape[1]
     nan = {"slope": float("nan"), "ci": [float("nan")] * 2, "p_nonnegative": float("nan")}
-    if g.shape[1] < 2:
+    if m < 2:
         return {**nan, "from_k2": nan, "gain": g.mean(axis=0)}
-    rng = np.random.default_rng(random_state)
-    out = _slope_with_ci(g, 1, n_bootstrap, rng)
-    out["from_k2"] = _slope_with_ci(g, 2, n_bootstrap, rng) if g.shape[1] >= 3 else nan
+    firsts = (1, 2) if m >= 3 else (1,)
+    per_order = g @ np.stack([_slope_weights(m, f) for f in firsts], axis=1)  # [P, fits]
+    boot = bootstrap_means(per_order, n_bootstrap, random_state=random_state)
+    out = _slope_summary(per_order[:, 0], boot[:, 0])
+    out["from_k2"] = _slope_summary(per_order[:, 1], boot[:, 1]) if m >= 3 else nan
     out["gain"] = g.mean(axis=0)
     return out
 
@@ -244,70 +235,6 @@ def curvature(f: SetFunction, greedy_order, greedy_values) -> dict:
             "last_gains": last}
 
 
-# ---------------------------------------------------------------------------- growth laws
-def _aicc(rss, n, p):
-    if n - p - 1 <= 0 or rss <= 0:
-        return float("nan")
-    return float(n * np.log(rss / n) + 2 * p + 2 * p * (p + 1) / (n - p - 1))
-
-
-def _fit(model, k, y):
-    from scipy.optimize import curve_fit
-
-    if model == "linear":
-        coef = np.polyfit(k, y, 1)
-        return coef, lambda kk: np.polyval(coef, kk), 2
-    if model == "log":
-        coef = np.polyfit(np.log(k), y, 1)
-        return coef, lambda kk: np.polyval(coef, np.log(kk)), 2
-
-    def power(kk, f_inf, a, alpha):
-        return f_inf - a * kk ** (-alpha)
-
-    span = float(y[-1] - y[0]) or 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        # f(∞) − f(1) = a: the start has the sign of the curve's rise
-        coef, _ = curve_fit(power, k, y, p0=[y[-1], span, 0.5],
-                            bounds=([-np.inf, -np.inf, 1e-3], [np.inf, np.inf, 10.0]),
-                            maxfev=20000)
-    return coef, lambda kk: power(kk, *coef), 3
-
-
-def fit_growth_laws(values) -> dict:
-    """Fit f(k), k = 1..M (``values[k]``, values[0] = f(∅) is not used), three laws.
-
-    Returns per model: parameters, RSS, AICc on all k, and held-out RMSE of the fit on
-    k ≤ M/2 when predicting k > M/2; ``best_aicc`` and ``best_extrapolation`` name the winners.
-    """
-    y = np.asarray(values, dtype=np.float64)[1:]
-    k = np.arange(1, len(y) + 1, dtype=np.float64)
-    half = len(y) // 2
-    out = {}
-    for model in ("linear", "log", "power"):
-        try:
-            coef, pred, p = _fit(model, k, y)
-            rss = float(((pred(k) - y) ** 2).sum())
-            entry = {"params": np.asarray(coef).tolist(), "rss": rss,
-                     "aicc": _aicc(rss, len(y), p)}
-            if half >= p + 1 and len(y) - half >= 1:
-                _, pred_h, _ = _fit(model, k[:half], y[:half])
-                entry["extrapolation_rmse"] = float(np.sqrt(np.mean((pred_h(k[half:])
-                                                                     - y[half:]) ** 2)))
-            else:
-                entry["extrapolation_rmse"] = float("nan")
-        except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
-            entry = {"error": str(exc), "aicc": float("nan"), "extrapolation_rmse": float("nan")}
-        out[model] = entry
-
-    def best(key):
-        vals = {m: e[key] for m, e in out.items() if np.isfinite(e[key])}
-        return min(vals, key=vals.get) if vals else None
-
-    out["best_aicc"], out["best_extrapolation"] = best("aicc"), best("extrapolation_rmse")
-    return out
-
-
 # ---------------------------------------------------------------------------- diversity claim
 def _non_redundancy(cov, d, x, s):
     """1 − R² of the linear prediction of U_x from U_S (trace form) from a joint covariance."""
@@ -345,59 +272,15 @@ def diversity_regression(triples, singles, cov, d, *, n_permutations: int = 1000
     if denom <= 0:
         return {"n_pairs": len(rows), "note": "diversity is collinear with the controls"}
     beta = float(resid_div @ resid_gain / denom)
-    rng = np.random.default_rng(random_state)
-    null = np.array([rng.permutation(resid_div) @ resid_gain / denom
-                     for _ in range(n_permutations)])
+    null = permutation_test(lambda dv, gn: dv @ gn / denom, resid_div, resid_gain,
+                            n_permutations=n_permutations, permute=0,
+                            random_state=random_state, n_jobs=1).null_distribution
     p_two = float((1 + (np.abs(null) >= abs(beta)).sum()) / (n_permutations + 1))
     p_pos = float((1 + (null >= beta).sum()) / (n_permutations + 1))
     partial_r = float(resid_div @ resid_gain / np.sqrt(denom * (resid_gain @ resid_gain)))
     return {"n_pairs": len(rows), "beta_diversity": beta, "partial_r": partial_r,
             "p_two_sided": p_two, "p_positive": p_pos, "n_permutations": n_permutations,
             "mean_diversity": float(div.mean())}
-
-
-# ---------------------------------------------------------------------------- Theorems 5-7
-def information_terms(contrib, order, sizes, *, method="gaussian", centre=True,
-                      random_state=0) -> dict:
-    """Eq. 13 terms of U_{order[:k]} for k in ``sizes`` (``estimators.information_decomposition``)
-    with the Eq. 12 bounds and monotonicity counts (Theorems 5 and 6)."""
-    from estimators import information_decomposition
-
-    x = member_variables(contrib.u, centre=centre)
-    h_y = label_entropy(contrib.labels)
-    keys = ("joint", "relevancy", "redundancy", "conditional_redundancy", "diversity",
-            "residual")
-    series = {k: [] for k in keys}
-    sizes = [int(s) for s in sizes if s >= 1]
-    for s in sizes:
-        dec = information_decomposition(x[:, np.asarray(order[:s]), :], contrib.labels,
-                                        method=method, random_state=random_state)
-        for k in keys:
-            series[k].append(getattr(dec, k))
-    out = {"sizes": sizes, "method": method, "h_y": h_y, **{k: np.asarray(v)
-                                                            for k, v in series.items()}}
-    lo, hi = error_bounds(out["joint"], h_y, contrib.n_options)
-    out["bound_lower"], out["bound_upper"] = lo, hi
-    mono = {}
-    for k, direction in (("relevancy", 1), ("redundancy", 1), ("conditional_redundancy", 1),
-                         ("joint", 1), ("diversity", 0), ("bound_lower", -1),
-                         ("bound_upper", -1)):
-        steps = np.diff(out[k])
-        entry = {"n_steps": int(steps.size), "n_increases": int((steps > 0).sum()),
-                 "n_decreases": int((steps < 0).sum())}
-        if direction:
-            wrong = -direction * steps
-            entry.update(expected="non-decreasing" if direction > 0 else "non-increasing",
-                         n_against=int((wrong > 0).sum()),
-                         max_against=float(wrong.max(initial=0.0)))
-        else:
-            entry["expected"] = "no monotonicity claimed (Theorem 5: diversity can fall)"
-        mono[k] = entry
-    out["monotonicity"] = mono
-    out["premise_tc_given_y_over_tc"] = (out["conditional_redundancy"]
-                                         / np.where(out["redundancy"] != 0, out["redundancy"],
-                                                    np.nan))
-    return out
 
 
 @dataclass
@@ -416,21 +299,9 @@ class SubmodularityReport:
     notes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return _jsonable(self.__dict__)
+        from .reports.serialize import jsonable
 
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
+        return jsonable(self.__dict__)
 
 
 def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random_state=0,
@@ -472,8 +343,7 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
     curv = curvature(f, greedy_order, greedy_in)
     fits = fit_growth_laws(rand.values)
     diversity, info = None, {}
-    is_contrib = hasattr(contrib_or_f, "u") and hasattr(contrib_or_f, "labels")
-    if is_contrib:
+    if is_run(contrib_or_f):
         x = member_variables(contrib_or_f.u)
         cov = np.cov(x.reshape(x.shape[0], -1), rowvar=False)
         diversity = diversity_regression(dr["triples"], curv["singleton_gains"], cov,
@@ -483,8 +353,9 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
             sizes = info_sizes or sorted(set(np.unique(np.linspace(1, m, min(m, 12)).astype(int))))
             for name, order in (("prefix", np.arange(m)), ("greedy", greedy_order)):
                 try:
-                    info[name] = information_terms(contrib_or_f, order, sizes,
-                                                   method=info_method, random_state=seeds[5])
+                    info[name] = order_terms(x, contrib_or_f.labels, order, sizes,
+                                             n_classes=contrib_or_f.n_options,
+                                             method=info_method, random_state=seeds[5])
                 except ValueError as exc:
                     notes.append(f"information terms along {name} unavailable: {exc}")
     else:

@@ -23,7 +23,8 @@ from scipy import stats
 
 from estimators.ensemble import bias_diversity, paper_eq14
 
-from .junctions import JunctionCurves, junction_curves, run_names
+from .junctions import JunctionCurves, junction_curves
+from .runs import run_names
 
 __all__ = ["Table", "correlation_table", "module_shares", "sharing_table", "VARIANTS",
            "fisher_z_mean"]

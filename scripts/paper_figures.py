@@ -28,9 +28,9 @@ def main(argv=None) -> int:
     import torch
 
     from extraction import extract, get_task, load_model
-    from infodiv.decomposition_report import decomposition_report
-    from infodiv.figures import plot_correlations, plot_junction_curves, plot_module_shares
     from infodiv.junctions import junction_curves
+    from infodiv.reports.decomposition import decomposition_report
+    from infodiv.reports.figures import plot_correlations, plot_junction_curves, plot_module_shares
     from infodiv.tables import correlation_table, module_shares
 
     torch.set_num_threads(1)

@@ -5,9 +5,8 @@ import pytest
 from scipy.optimize import minimize
 from test_curves import synthetic
 
-from infodiv import setfunctions
 from infodiv.curves import greedy_backward, greedy_forward, order_values
-from infodiv.setfunctions import fit_calibration, make_set_function, readout_scores
+from infodiv.setfunctions import fit_calibration, make_set_function, readout, readout_scores
 
 
 def scipy_fit(z, y):
@@ -103,8 +102,8 @@ def test_non_convergence_is_reported(monkeypatch):
     a, off, info = fit_calibration(z, y, max_iter=1, return_info=True)
     assert not info["converged"].any() and np.all(info["grad_norm"] > 1e-10)
     f = make_set_function(synthetic(), "cross_entropy_calibrated")
-    orig = setfunctions.fit_calibration
-    monkeypatch.setattr(setfunctions, "fit_calibration",
+    orig = readout.fit_calibration
+    monkeypatch.setattr(readout, "fit_calibration",
                         lambda *args, **kw: orig(*args, **{**kw, "max_iter": 0}))
     with pytest.warns(RuntimeWarning, match="did not converge"):
         f.value([0, 1, 2])

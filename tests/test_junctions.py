@@ -19,13 +19,13 @@ from scipy.special import logsumexp
 
 from estimators.ensemble import bias_diversity, paper_eq14
 from extraction.contributions import Contributions, Member
-from infodiv.figures import (
+from infodiv.junctions import junction_curves
+from infodiv.reports.figures import (
     plot_correlations,
     plot_junction_curves,
     plot_module_shares,
     standardize,
 )
-from infodiv.junctions import junction_curves
 from infodiv.tables import correlation_table, fisher_z_mean, module_shares, sharing_table
 
 TOL = 1e-10

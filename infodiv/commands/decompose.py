@@ -1,8 +1,8 @@
 """``infodiv decompose RUN_DIR``: every ensemble and information decomposition of one run.
 
-Writes ``decompositions.json``, ``decompositions.md``, ``junction_curves.png`` and
-``module_shares.png`` to ``--out`` (default ``RUN_DIR/decompositions``); see
-:mod:`infodiv.decomposition_report`.
+Parses the arguments and calls :func:`infodiv.reports.decomposition.decomposition_report`,
+which writes ``decompositions.json``, ``decompositions.md``, ``junction_curves.png`` and
+``module_shares.png`` to ``--out`` (default ``RUN_DIR/decompositions``).
 """
 
 from __future__ import annotations
@@ -15,18 +15,25 @@ def configure(parser) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default RUN_DIR/decompositions)")
     parser.add_argument("--info-method", nargs="*", default=["gaussian", "copula"],
-                        help="estimators for the information decomposition (none: skip)")
+                        help="estimators for the information decomposition ('none' or no "
+                             "value: skip it)")
     parser.add_argument("--seed", type=int, default=0)
+
+
+def info_methods(values) -> tuple[str, ...]:
+    """The estimators to run: ``none`` (alone or among others) or an empty list skips all."""
+    values = tuple(values or ())
+    return () if "none" in values else values
 
 
 def run(args) -> int:
     from extraction.contributions import Contributions
-    from infodiv.decomposition_report import decomposition_report
+    from infodiv.reports.decomposition import decomposition_report
 
     contrib = Contributions.load(args.run_dir)
     out = args.out or args.run_dir / "decompositions"
     doc = decomposition_report(contrib, out, random_state=args.seed,
-                               info_methods=tuple(args.info_method))
+                               info_methods=info_methods(args.info_method))
     r = doc["run"]
     print(f"{out}: N={r['N']} M={r['M']} C={r['C']} accuracy={r['accuracy']:.4f}; "
           f"see decompositions.md")

@@ -8,23 +8,32 @@
   with the embedding / attention / MLP parts of Eq. 9–10 and the largest per-example residual of
   the identity;
 - the paper's Eq. 14 approximation with its gap (:func:`estimators.paper_eq14`);
-- the bias–variance–covariance forms of Theorem 3 (:func:`estimators.bias_variance_covariance`)
-  with the target term that Eq. 11 as printed drops;
+- the bias–variance–covariance forms of Theorem 3 (:func:`estimators.bias_variance_covariance`,
+  with the run's constant member, as every other decomposition) with the target term that
+  Eq. 11 as printed drops;
 - junction curves (fixed-scale and logit-lens readouts, Figures 5/7) and the module shares
   (Figure 4);
 - the information decomposition I(U;Y) = relevancy + diversity (Theorem 4, Eq. 13) of the
-  members' centred option logits (C − 1 dimensions each) by the Gaussian and Gaussian-copula
-  estimators, next to the
-  Eq. 12 error bounds and the measured error.
+  member variables (:mod:`infodiv.information`) by the chosen estimators, next to the Eq. 12
+  error bounds and the measured error of the model.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import numpy as np
+
+from estimators import bias_diversity, bias_variance_covariance, paper_eq14
+
+from ..information import label_entropy, member_variables, set_terms
+from ..runs import ensemble_arrays, run_names
+from .markdown import fmt_pairs, md_table
+from .serialize import write_json
+
+__all__ = ["VARIANTS", "ensemble_terms", "information_terms", "decomposition_report",
+           "decomposition_markdown"]
 
 VARIANTS = (
     ("squared", "logit", "mean"),
@@ -52,11 +61,11 @@ def scalars(obj) -> dict:
 
 def ensemble_terms(contrib) -> dict:
     """Every bias–diversity variant, Eq. 14 and the BVC forms, as JSON-ready scalars."""
-    from estimators import bias_diversity, bias_variance_covariance, paper_eq14
-
+    arrays = ensemble_arrays(contrib)
     rows = []
     for loss, space, scale in VARIANTS:
-        res = bias_diversity(contrib, loss=loss, space=space, scale=scale)
+        res = bias_diversity(arrays["u"], arrays["labels"], loss=loss, space=space,
+                             scale=scale, bias=arrays["bias"], groups=arrays["groups"])
         rows.append({
             "loss": loss, "space": space if loss == "squared" else "-", "scale": scale,
             "units": res.units, "ensemble_loss": res.loss, "bias": res.bias,
@@ -66,9 +75,8 @@ def ensemble_terms(contrib) -> dict:
                            "diversity_part": t.diversity_part}
                        for g, t in (res.by_group or {}).items()},
         })
-    eq14 = paper_eq14(contrib)
-    onehot = np.eye(contrib.n_options)[contrib.labels]
-    bvc = bias_variance_covariance(contrib.u, onehot)
+    eq14 = paper_eq14(arrays["u"], arrays["labels"], bias=arrays["bias"])
+    bvc = bias_variance_covariance(arrays["u"], arrays["labels"], bias=arrays["bias"])
     return {"bias_diversity": rows, "paper_eq14": scalars(eq14),
             "bias_variance_covariance": {"mse": bvc.mse, "options": bvc.options.means(),
                                          "examples": bvc.examples.means(),
@@ -77,43 +85,55 @@ def ensemble_terms(contrib) -> dict:
 
 
 def information_terms(contrib, methods=("gaussian", "copula"), random_state=0) -> dict:
-    """Theorem 4 / Eq. 13 terms of the centred members, plus the Eq. 12 error bounds."""
-    from estimators import information_decomposition
-    from infodiv.gaussian import member_variables
-    from infodiv.setfunctions import error_bounds, label_entropy
+    """Theorem 4 / Eq. 13 terms of the member variables with the Eq. 12 error bounds.
 
-    # Softmax ignores a shift shared by all options: each member carries C − 1 dimensions
-    # (DESIGN.md 2.5), the same Helmert-basis variables the curves' information objectives use.
-    variables = member_variables(contrib.u)
-    h_y = label_entropy(contrib.labels)
-    error = float(1.0 - contrib.accuracy())
-    out = {"H(Y)_bits": h_y, "model_error": error}
+    ``methods`` are estimator names (``()`` computes only H(Y) and the model error); a method
+    that cannot be used on the run (too few examples per class, ...) gets ``{"error": ...}``.
+    """
+    x = member_variables(contrib.u)
+    out = {"H(Y)_bits": label_entropy(contrib.labels),
+           "model_error": float(1.0 - contrib.accuracy())}
     for method in methods:
         try:
-            dec = information_decomposition(variables, contrib.labels, method=method,
-                                            random_state=random_state)
+            terms = set_terms(x, contrib.labels, n_classes=contrib.n_options, method=method,
+                              random_state=random_state)
         except ValueError as exc:
             out[method] = {"error": str(exc)}
             continue
-        lower, upper = error_bounds(dec.joint, h_y, contrib.n_options)
-        out[method] = {**dec.to_dict(), "error_lower_bound": float(lower),
-                       "error_upper_bound": float(upper)}
+        terms.pop("h_y")
+        out[method] = terms
     return out
 
 
-def _markdown(doc: dict) -> str:
+def _information_rows(info: dict) -> list:
+    rows = []
+    for method, d in info.items():
+        if not isinstance(d, dict):
+            continue
+        if "error" in d:
+            rows.append([method, f"failed: {d['error']}", "", "", "", "", "", ""])
+            continue
+        rows.append([method, f"{d['joint']:.4f}", f"{d['relevancy']:.4f}",
+                     f"{d['redundancy']:.4f}", f"{d['conditional_redundancy']:.4f}",
+                     f"{d['diversity']:.4f}", f"{d['residual']:.2e}",
+                     f"[{d['error_lower_bound']:.3f}, {d['error_upper_bound']:.3f}]"])
+    return rows
+
+
+def decomposition_markdown(doc: dict) -> str:
+    """The readable summary of a decomposition document (numbers rounded for reading)."""
     run = doc["run"]
     lines = [f"# Decompositions: {run['model']} on {run['task']}", "",
              f"N = {run['N']} examples, M = {run['M']} members, C = {run['C']} options; "
              f"model accuracy {run['accuracy']:.4f}; max exactness error "
              f"{run['max_exactness_error']:.2e}.", "",
-             "## Bias–diversity (Theorem 1; loss = bias − diversity exactly)", "",
-             "| loss | space | scale | units | ensemble loss | bias | diversity | max residual |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in doc["ensemble"]["bias_diversity"]:
-        lines.append(f"| {r['loss']} | {r['space']} | {r['scale']} | {r['units']} | "
-                     f"{r['ensemble_loss']:.5g} | {r['bias']:.5g} | {r['diversity']:.5g} | "
-                     f"{r['max_abs_residual']:.1e} |")
+             "## Bias–diversity (Theorem 1; loss = bias − diversity exactly)", ""]
+    lines += md_table(["loss", "space", "scale", "units", "ensemble loss", "bias", "diversity",
+                       "max residual"],
+                      [[r["loss"], r["space"], r["scale"], r["units"],
+                        f"{r['ensemble_loss']:.5g}", f"{r['bias']:.5g}",
+                        f"{r['diversity']:.5g}", f"{r['max_abs_residual']:.1e}"]
+                       for r in doc["ensemble"]["bias_diversity"]])
     e = doc["ensemble"]["paper_eq14"]
     lines += ["", "## Paper Eq. 14 (an approximation, not an identity)", "",
               f"MSE {e['mse']:.5g}, bias {e['bias']:.5g}, implied diversity "
@@ -121,31 +141,20 @@ def _markdown(doc: dict) -> str:
               f"gap {e['gap']:.3g}.", ""]
     b = doc["ensemble"]["bias_variance_covariance"]
     lines += ["## Bias–variance–covariance (Theorem 3)", "",
-              f"Ensemble MSE {b['mse']:.5g}; over options: {_fmt(b['options'])}; over "
-              f"examples (Ueda–Nakano): {_fmt(b['examples'])}; mean target term dropped by "
-              f"Eq. 11 as printed: {b['eq11_dropped_term_mean']:.5g}.", "",
-              "## Information decomposition (Theorem 4, bits)", "",
-              f"H(Y) = {doc['information']['H(Y)_bits']:.4f}; measured error "
-              f"{doc['information']['model_error']:.4f}.", "",
-              "| method | I(U;Y) | relevancy | redundancy | cond. redundancy | diversity | "
-              "residual | error bounds (Eq. 12) |", "|---|---|---|---|---|---|---|---|"]
-    for method, d in doc["information"].items():
-        if not isinstance(d, dict):
-            continue
-        if "error" in d:
-            lines.append(f"| {method} | failed: {d['error']} |||||||")
-            continue
-        lines.append(f"| {method} | {d['joint']:.4f} | {d['relevancy']:.4f} | "
-                     f"{d['redundancy']:.4f} | {d['conditional_redundancy']:.4f} | "
-                     f"{d['diversity']:.4f} | {d['residual']:.2e} | "
-                     f"[{d['error_lower_bound']:.3f}, {d['error_upper_bound']:.3f}] |")
+              f"Ensemble MSE {b['mse']:.5g}; over options: {fmt_pairs(b['options'])}; over "
+              f"examples (Ueda–Nakano): {fmt_pairs(b['examples'])}; mean target term dropped "
+              f"by Eq. 11 as printed: {b['eq11_dropped_term_mean']:.5g}.", ""]
+    info = doc["information"]
+    if info:
+        lines += ["## Information decomposition (Theorem 4, bits)", "",
+                  f"H(Y) = {info['H(Y)_bits']:.4f}; measured error {info['model_error']:.4f}.",
+                  ""]
+        lines += md_table(["method", "I(U;Y)", "relevancy", "redundancy", "cond. redundancy",
+                           "diversity", "residual", "error bounds (Eq. 12)"],
+                          _information_rows(info))
     lines += ["", "Figures: `junction_curves.png` (Figures 5/7, fixed-scale and logit-lens "
               "readouts), `module_shares.png` (Figure 4).", ""]
     return "\n".join(lines)
-
-
-def _fmt(d: dict) -> str:
-    return ", ".join(f"{k} {v:.4g}" for k, v in d.items())
 
 
 def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussian", "copula"),
@@ -157,8 +166,8 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
     contrib : extraction.Contributions
     out : path
         Output folder (created).
-    random_state : int
-        Seed of the estimators' jitter.
+    random_state : int, default 0
+        Seed of the estimators' jitter and copula tie order.
     info_methods : tuple of str
         Estimators for the information decomposition (``()`` skips it).
 
@@ -167,9 +176,9 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
     dict
         The JSON document that was written.
     """
-    from infodiv.figures import plot_junction_curves, plot_module_shares
-    from infodiv.junctions import junction_curves, run_names
-    from infodiv.tables import module_shares
+    from ..junctions import junction_curves
+    from ..tables import module_shares
+    from .figures import plot_junction_curves, plot_module_shares
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -189,14 +198,6 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
         "junction_curves": {k: v.to_dict() for k, v in curves.items()},
         "module_shares": shares.to_records(),
     }
-    (out / "decompositions.json").write_text(json.dumps(doc, indent=1, default=_default))
-    (out / "decompositions.md").write_text(_markdown(doc))
+    write_json(out / "decompositions.json", doc)
+    (out / "decompositions.md").write_text(decomposition_markdown(doc))
     return doc
-
-
-def _default(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)

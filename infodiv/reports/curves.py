@@ -1,0 +1,213 @@
+"""The curves report of one run: layer-addition curves, diminishing-returns diagnostics,
+selection, greedy stability and the layer graph, written as JSON, markdown and figures.
+
+``curves_report(contrib, out)`` writes ``report.json`` (every number), ``report.md`` (a
+readable summary), per objective ``curves_<objective>.png``, ``gains_<objective>.png`` and
+``shapley_<objective>.png``, and ``layer_graph.graphml`` / ``layer_graph.png``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..controls import matched_modular_surrogate
+from ..curves import layer_curves
+from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
+from ..runs import run_names
+from ..selection import greedy_stability, subset_selection
+from ..setfunctions import make_set_function
+from ..submodularity import dr_tests, submodularity_report
+from .figures import plot_gains, plot_layer_curves, plot_layer_graph, plot_shapley
+from .markdown import fmt_list
+from .serialize import jsonable, write_json
+
+__all__ = ["DEFAULT_OBJECTIVES", "CurvesSettings", "curves_report", "curves_markdown"]
+
+DEFAULT_OBJECTIVES = ("accuracy", "mi_gaussian")
+
+
+@dataclass(frozen=True)
+class CurvesSettings:
+    """What the curves report computes (the CLI flags of ``infodiv curves``)."""
+
+    objectives: tuple = DEFAULT_OBJECTIVES
+    n_permutations: int = 200
+    n_triples: int = 200
+    n_bootstrap: int = 1000
+    stability: int = 10
+    info_method: str | None = "gaussian"
+    ridge: float = 0.0
+    graph: bool = True
+    seed: int = 0
+    n_jobs: int = 1
+
+
+def k_marks(m: int) -> list[int]:
+    """The set sizes the summary quotes: 1, M/4 and M/2."""
+    return sorted({1, max(1, m // 4), max(1, m // 2)})
+
+
+def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
+    kw = {"ridge": s.ridge}
+    lc = layer_curves(contrib, objective=obj, n_permutations=s.n_permutations,
+                      random_state=s.seed, n_jobs=s.n_jobs, **kw)
+    rep = submodularity_report(contrib, objective=obj, curves=lc, n_triples=s.n_triples,
+                               n_bootstrap=s.n_bootstrap, random_state=s.seed,
+                               info_method=s.info_method, n_jobs=s.n_jobs, **kw)
+    plot_layer_curves(lc, out / f"curves_{obj}.png")
+    plot_gains(lc, rep.gain_slope, out / f"gains_{obj}.png")
+    plot_shapley(lc, contrib.names, out / f"shapley_{obj}.png")
+    rep_doc = rep.to_dict()
+    rep_doc["dr"].pop("triples", None)
+    entry = {"curves": jsonable(lc.to_dict()), "report": rep_doc,
+             "k_marks": k_marks(contrib.n_members)}
+    f = make_set_function(contrib, obj, **kw)
+    if f.per_example:  # negative control through the same DR code path
+        ctl = dr_tests(matched_modular_surrogate(f, random_state=s.seed),
+                       n_triples=s.n_triples, n_bootstrap=s.n_bootstrap,
+                       random_state=s.seed, n_jobs=s.n_jobs)
+        entry["control_modular"] = jsonable(
+            {k: ctl[k] for k in ("violation_rate", "significant_violation_rate",
+                                 "mean_difference", "mean_difference_ci")})
+    return entry
+
+
+def _graph(contrib, s: CurvesSettings, out: Path) -> dict:
+    g = layer_graph(contrib, random_state=s.seed)
+    export_graphml(g, out / "layer_graph.graphml")
+    plot_layer_graph(g, out / "layer_graph.png")
+    return {"tree_bound": tree_bound(g),
+            "communities": [[contrib.names[i] for i in c] for c in redundancy_communities(g)]}
+
+
+def curves_report(contrib, out, settings: CurvesSettings | None = None, *,
+                  run_dir=None, log=print) -> dict:
+    """Compute the curves report of one run and write it to ``out`` (module docstring).
+
+    An objective that cannot be computed on the run (a ValueError: too few examples per class
+    for a Gaussian objective, ...) is recorded as ``{"error": message}`` and reported through
+    ``log``; the others go on. Returns the JSON document that was written.
+    """
+    s = settings or CurvesSettings()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    model, task = run_names(contrib.meta)
+    m = contrib.n_members
+    doc = {"run": {"dir": str(run_dir) if run_dir is not None else None, "model": model or "?",
+                   "task": task or "?", "N": contrib.n_examples, "M": m,
+                   "C": contrib.n_options, "members": contrib.names},
+           "settings": {"n_permutations": s.n_permutations, "n_triples": s.n_triples,
+                        "n_bootstrap": s.n_bootstrap, "seed": s.seed,
+                        "info_method": s.info_method or "none", "ridge": s.ridge,
+                        "objective": list(s.objectives)},
+           "objectives": {}, "timings_s": {}}
+    for obj in s.objectives:
+        t0 = time.perf_counter()
+        try:
+            doc["objectives"][obj] = _objective(contrib, obj, s, out)
+        except ValueError as exc:
+            doc["objectives"][obj] = {"error": str(exc)}
+            log(f"infodiv curves: {obj} failed: {exc}")
+            continue
+        doc["timings_s"][obj] = time.perf_counter() - t0
+    first = s.objectives[0]
+    if "error" not in doc["objectives"].get(first, {"error": 1}):
+        sel = subset_selection(contrib, objective=first, random_state=s.seed)
+        doc["selection"] = jsonable({**sel, "k_marks": k_marks(m)})
+        if s.stability:
+            st = greedy_stability(contrib, objective=first, n_bootstrap=s.stability,
+                                  random_state=s.seed, n_jobs=s.n_jobs)
+            st.pop("orders")
+            doc["stability"] = jsonable(st)
+    if s.graph:
+        try:
+            doc["graph"] = _graph(contrib, s, out)
+        except ValueError as exc:
+            doc["graph_error"] = str(exc)
+    doc = jsonable(doc)
+    write_json(out / "report.json", doc)
+    (out / "report.md").write_text(curves_markdown(doc))
+    return doc
+
+
+# ---------------------------------------------------------------------------- markdown
+def _objective_lines(res: dict) -> list[str]:
+    cur, marks = res["curves"]["curves"], res["k_marks"]
+    rep = res["report"]
+    dr, sl, fits, ratio = rep["dr"], rep["gain_slope"], rep["fits"], rep["ratio"]
+    rnd = cur["random"]
+    lines = [
+        f"- f(empty) = {rnd['values'][0]:.4g}, f(V) = {rnd['values'][-1]:.4g} "
+        f"({res['curves']['units'] or 'units of the metric'}).",
+        "- greedy held-out at k = 1, M/4, M/2: "
+        + fmt_list([cur["greedy"]["values"][k] for k in marks]) + " (in-sample: "
+        + fmt_list([cur["greedy"]["values_in_sample"][k] for k in marks]) + ")",
+        f"- gain profile slope {sl['slope']:.3g}, 95% CI [{sl['ci'][0]:.3g}, "
+        f"{sl['ci'][1]:.3g}] (negative = diminishing returns on average); without g(1): "
+        f"{sl['from_k2']['slope']:.3g} [{sl['from_k2']['ci'][0]:.3g}, "
+        f"{sl['from_k2']['ci'][1]:.3g}].",
+        f"- DR tests: violation rate {dr['violation_rate']:.3f}, significant "
+        f"(BH) {dr['significant_violation_rate']}, mean rho_x(A) - rho_x(B) = "
+        f"{dr['mean_difference']:.3g} CI {dr['mean_difference_ci']}.",
+        f"- submodularity ratio along greedy: min {ratio['min']}, median {ratio['median']}, "
+        f"fraction < 1 {ratio['fraction_below_1']}; total curvature "
+        f"{rep['curvature']['total']}.",
+        f"- growth law: best by AICc {fits['best_aicc']}, best extrapolation "
+        f"{fits['best_extrapolation']}.",
+        f"- Shapley check: sum phi - (f(V) - f(empty)) = "
+        f"{rnd['shapley_check']['residual']:.2e}.",
+    ]
+    ctl = res.get("control_modular")
+    if ctl:
+        lines.append(f"- negative control (matched modular surrogate, same DR code path): "
+                     f"violation rate {ctl['violation_rate']:.3f}, significant "
+                     f"{ctl['significant_violation_rate']}.")
+    div = rep.get("diversity") or {}
+    if "beta_diversity" in div:
+        lines.append(f"- diversity regression: beta {div['beta_diversity']:.3g}, partial r "
+                     f"{div['partial_r']:.3g}, permutation p (two-sided) "
+                     f"{div['p_two_sided']:.3g} over {div['n_pairs']} pairs.")
+    info = rep.get("information", {}).get("prefix")
+    if info:
+        lines.append(f"- Theorem 7 premise along the prefix ({info['method']}): TC(U|Y) = "
+                     f"{info['conditional_redundancy'][-1]:.4g} vs TC(U) = "
+                     f"{info['redundancy'][-1]:.4g} bits at k = {info['sizes'][-1]} "
+                     f"(ratio {info['premise_tc_given_y_over_tc'][-1]:.4g}).")
+        lines.append("- Theorem 5/6 along the prefix (steps against the claimed direction): "
+                     + ", ".join(f"{k} {v.get('n_against', '-')}/{v['n_steps']}"
+                                 for k, v in info["monotonicity"].items()))
+    for note in rep.get("notes", []) + res["curves"].get("notes", []):
+        lines.append(f"- note: {note}")
+    return lines
+
+
+def curves_markdown(doc: dict) -> str:
+    """The readable summary of a curves document (numbers rounded for reading)."""
+    run, st = doc["run"], doc["settings"]
+    lines = [f"# Layer-addition curves: {run['model']} on {run['task']}", "",
+             f"N = {run['N']}, M = {run['M']}, C = {run['C']}; seed {st['seed']}; "
+             f"{st['n_permutations']} random orders, {st['n_triples']} DR triples x "
+             f"{st['n_bootstrap']} bootstrap replicates (BH at 0.05).", ""]
+    for name, res in doc["objectives"].items():
+        lines.append(f"## {name}")
+        lines += [f"failed: {res['error']}"] if "error" in res else _objective_lines(res)
+        lines.append("")
+    if "graph" in doc:
+        g = doc["graph"]
+        lines += ["## Layer graph", f"Chow-Liu tree edge sum {g['tree_bound']:.4g} bits "
+                  f"(lower bound on TC(U)); {len(g['communities'])} redundancy communities.", ""]
+    if "selection" in doc:
+        s, marks = doc["selection"], doc["selection"]["k_marks"]
+        lines += ["## Subset selection (held-out)",
+                  f"objective {s['objective']}; at k = 1, M/4, M/2: greedy "
+                  + fmt_list([s["greedy"][k] for k in marks]) + "; prefix "
+                  + fmt_list([s["prefix"][k] for k in marks]) + "; best-of-random "
+                  + fmt_list([s["best_random"][k] for k in marks]), ""]
+    if "stability" in doc:
+        st = doc["stability"]
+        lines += [f"Greedy-order stability over {st['n_bootstrap']} bootstrap replicates: "
+                  f"Kendall tau {st['kendall_tau_mean']:.3f}; Jaccard of the first k: "
+                  + ", ".join(f"k={k}: {v:.2f}" for k, v in st["jaccard"].items()), ""]
+    return "\n".join(lines) + "\n"

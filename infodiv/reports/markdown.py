@@ -1,0 +1,23 @@
+"""Markdown helpers shared by the reports (numbers are rounded by the caller, for reading)."""
+
+from __future__ import annotations
+
+__all__ = ["md_table", "fmt_pairs", "fmt_list"]
+
+
+def md_table(columns, rows) -> list[str]:
+    """Lines of a markdown table with header ``columns`` and the given ``rows``."""
+    lines = ["| " + " | ".join(str(c) for c in columns) + " |",
+             "|" + "|".join("---" for _ in columns) + "|"]
+    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
+    return lines
+
+
+def fmt_pairs(d: dict, spec: str = ".4g") -> str:
+    """``"key value, key value"`` with the values formatted by ``spec``."""
+    return ", ".join(f"{k} {v:{spec}}" for k, v in d.items())
+
+
+def fmt_list(values, spec: str = ".4g") -> str:
+    """Comma-separated formatted numbers; None (a non-finite number in JSON) as ``nan``."""
+    return ", ".join("nan" if v is None else f"{v:{spec}}" for v in values)

@@ -1,0 +1,169 @@
+"""The set-function protocol shared by greedy search, removal and random orders.
+
+A set function maps a member set S (indices) to per-example scores; its value is their mean.
+Every set function offers the same small protocol, so that search shares one code path and fast
+objectives can vectorise over candidates:
+
+``scores(S)``, ``value(S)``, ``start(S) -> state``, ``added_values(state, candidates)``,
+``removed_values(state, candidates)``, ``add(state, j)``, ``remove(state, j)``,
+``state_value(state)``, ``order_values(order)``, ``restrict(examples)``.
+
+The base class implements the state as the plain member list (every value recomputed);
+objectives with incremental structure (summed readouts, Schur-updated log-determinants) keep
+richer states.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from estimators.validation import check_labels
+
+__all__ = ["SetFunction", "RestrictedSetFunction", "CallableSetFunction", "check_members",
+           "split_halves"]
+
+
+def check_members(members, n_members: int, name: str = "members") -> np.ndarray:
+    """Validate a member set: distinct integers in [0, n_members) (or a boolean mask)."""
+    idx = np.asarray(members if members is not None else np.arange(n_members))
+    if idx.dtype == bool:
+        if idx.shape != (n_members,):
+            raise ValueError(f"{name} mask must have {n_members} entries, got {idx.shape}")
+        return np.flatnonzero(idx)
+    idx = idx.astype(np.int64).ravel() if idx.size else np.zeros(0, dtype=np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= n_members):
+        raise ValueError(f"{name} must lie in [0, {n_members}), got range "
+                         f"[{idx.min()}, {idx.max()}]")
+    if np.unique(idx).size != idx.size:
+        raise ValueError(f"{name} contains duplicated members: {idx.tolist()}")
+    return idx
+
+
+def split_halves(labels, random_state=0) -> tuple[np.ndarray, np.ndarray]:
+    """Two label-stratified halves of the examples (sorted index arrays)."""
+    y = check_labels(labels)
+    rng = np.random.default_rng(random_state)
+    first = []
+    for c in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        first.append(idx[: len(idx) // 2])
+    a = np.sort(np.concatenate(first))
+    b = np.setdiff1d(np.arange(len(y)), a)
+    if len(a) == 0 or len(b) == 0:
+        raise ValueError(f"cannot split {len(y)} examples into two non-empty halves")
+    return a, b
+
+
+class SetFunction:
+    """Base class: a set function with per-example scores and a generic state protocol.
+
+    Subclasses implement :meth:`scores` (and may override the state methods to vectorise).
+    ``labels`` (when set) are the examples' labels, used for stratified cross-fitting splits.
+    """
+
+    name = "set_function"
+    units = ""
+    greater_is_better = True
+    per_example = True
+    labels = None
+
+    def __init__(self, n_members: int, n_examples: int):
+        if not isinstance(n_members, numbers.Integral) or n_members < 1:
+            raise ValueError(f"n_members must be a positive integer, got {n_members!r}")
+        self.n_members = int(n_members)
+        self.n_examples = int(n_examples)
+
+    def scores(self, members) -> np.ndarray:
+        raise NotImplementedError
+
+    def value(self, members) -> float:
+        return float(np.mean(self.scores(members)))
+
+    def sign(self) -> float:
+        """+1 when larger values are better, −1 otherwise (gains are reported as utility)."""
+        return 1.0 if self.greater_is_better else -1.0
+
+    # generic state: the list of members
+    def start(self, members=()):
+        return [int(j) for j in check_members(members, self.n_members)]
+
+    def state_members(self, state) -> list[int]:
+        return list(state)
+
+    def state_value(self, state) -> float:
+        return self.value(self.state_members(state))
+
+    def added_values(self, state, candidates) -> np.ndarray:
+        s = self.state_members(state)
+        return np.array([self.value(s + [int(j)]) for j in candidates])
+
+    def removed_values(self, state, candidates) -> np.ndarray:
+        s = self.state_members(state)
+        return np.array([self.value([m for m in s if m != j]) for j in candidates])
+
+    def order_values(self, order) -> np.ndarray:
+        """f of every prefix of ``order``: ``[f(∅), f(order[:1]), ..., f(order)]``."""
+        state = self.start(())
+        out = [self.state_value(state)]
+        for j in order:
+            state = self.add(state, int(j))
+            out.append(self.state_value(state))
+        return np.asarray(out, dtype=np.float64)
+
+    def add(self, state, j):
+        return list(state) + [int(j)]
+
+    def remove(self, state, j):
+        return [m for m in state if m != j]
+
+    def can_restrict(self) -> bool:
+        """Whether :meth:`restrict` works (per-example scores, or an own re-estimation)."""
+        return self.per_example and self.n_examples >= 4
+
+    def restrict(self, examples) -> SetFunction:
+        """The same set function scored on a subset of the examples only."""
+        return RestrictedSetFunction(self, examples)
+
+
+class RestrictedSetFunction(SetFunction):
+    """Per-example scores of ``base`` restricted to ``examples``."""
+
+    def __init__(self, base: SetFunction, examples):
+        if not base.per_example:
+            raise ValueError(f"{base.name} has no per-example scores; cannot restrict examples")
+        self.base = base
+        self.examples = np.asarray(examples)
+        super().__init__(base.n_members, len(self.examples))
+        self.name, self.units = base.name, base.units
+        self.greater_is_better = base.greater_is_better
+
+    def scores(self, members):
+        return np.asarray(self.base.scores(members))[self.examples]
+
+
+class CallableSetFunction(SetFunction):
+    """Wrap a user callable ``f(indices) -> per-example scores`` (or a scalar).
+
+    A scalar result makes ``per_example`` False: values and curves work, paired bootstraps
+    over examples do not.
+    """
+
+    def __init__(self, func, n_members: int, *, greater_is_better=True, name=None):
+        if not callable(func):
+            raise TypeError(f"func must be callable, got {type(func).__name__}")
+        empty = np.asarray(func(np.zeros(0, dtype=np.int64)), dtype=np.float64)
+        super().__init__(n_members, max(1, empty.size))
+        self.func = func
+        self.per_example = empty.ndim > 0
+        self.greater_is_better = bool(greater_is_better)
+        self.name = name or getattr(func, "name", getattr(func, "__name__", "callable"))
+
+    def scores(self, members):
+        idx = check_members(members, self.n_members)
+        out = np.atleast_1d(np.asarray(self.func(idx), dtype=np.float64))
+        if out.size != self.n_examples:
+            raise ValueError(f"{self.name} returned {out.size} scores, expected "
+                             f"{self.n_examples} (as for the empty set)")
+        return out
