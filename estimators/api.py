@@ -2,8 +2,13 @@
 
 All functions share the keywords ``method`` (``"knn"``, ``"binned"``, ``"gaussian"``,
 ``"copula"``), ``k`` (kNN neighbours), ``base`` (2 = bits, the default; ``"e"`` = nats) and
-``random_state`` (seeds every random choice: tie-breaking jitter, copula tie order), plus
-method options passed as keywords:
+``random_state`` (seeds every random choice: tie-breaking jitter, copula tie order; default 0,
+see :mod:`estimators.validation`), plus method options passed as keywords:
+
+``method="knn"``: ``preprocess=None | "standardize" | "rank" | "none"`` (see
+:func:`estimators.knn.prepare`; ``None`` is the measured default, docs/estimators.md).
+``method="chain"``: kNN over scalar pieces through the chain rule (:mod:`estimators.chain`), on
+normal scores; ``preprocess`` as for knn.
 
 ``method="binned"``: ``bins=8``, ``binning="uniform" | "quantile"``,
 ``estimator="plugin" | "miller_madow" | "james_stein"`` (see :mod:`estimators.discrete`).
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators import discrete
+from estimators import diagnostics, discrete
 from estimators._dispatch import Estimator, resolve
 from estimators.validation import (
     check_array,
@@ -59,7 +64,15 @@ def _setup(method, k, random_state, options, **arrays):
     checked = {name: check_array(a, name) for name, a in arrays.items()}
     n = check_same_length(**checked)
     est.check_n(n)
+    diagnostics.check_inputs(checked, knn=est.spec.uses_k)
     return est, checked
+
+
+def _check_dimension(est: Estimator, arrays, what: str) -> None:
+    """kNN: warn above :data:`estimators.diagnostics.KNN_MAX_DIMS` continuous dimensions."""
+    if est.spec.uses_k:
+        dim = sum(a.shape[1] for a in arrays if not is_discrete(a))
+        diagnostics.check_knn_dimension(dim, len(arrays[0]), what, est.method)
 
 
 # ---- internal estimators on prepared arrays (nats) -------------------------------------------
@@ -146,7 +159,7 @@ def _prepare_all(est: Estimator, arrays):
 
 # ---- public functions -------------------------------------------------------------------------
 
-def entropy(x, *, method="knn", k=3, base=2, random_state=None, **options) -> float:
+def entropy(x, *, method="knn", k=3, base=2, random_state=0, **options) -> float:
     """Entropy ``H(X)`` (differential for continuous ``x``, Shannon for integer ``x``).
 
     Parameters
@@ -162,8 +175,9 @@ def entropy(x, *, method="knn", k=3, base=2, random_state=None, **options) -> fl
         Neighbours for kNN (``1 <= k < n``).
     base : float or "e"
         Logarithm base of the result; 2 gives bits.
-    random_state : None, int or numpy Generator
-        Seeds the jitter / tie breaking.
+    random_state : None, int or numpy Generator, default 0
+        Seeds the jitter / tie breaking (the same input and seed give the same estimate;
+        ``None`` draws a fresh, unpredictable seed).
     **options
         Method options (``bins``, ``binning``, ``estimator``, ``bias_correction``).
 
@@ -180,7 +194,7 @@ def entropy(x, *, method="knn", k=3, base=2, random_state=None, **options) -> fl
     return to_base(est.call("entropy", z) + log_jacobian, base)
 
 
-def mutual_information(x, y, *, method="knn", k=3, base=2, random_state=None,
+def mutual_information(x, y, *, method="knn", k=3, base=2, random_state=0,
                        **options) -> float:
     """Mutual information ``I(X;Y) = H(X) + H(Y) - H(X,Y)``.
 
@@ -191,20 +205,24 @@ def mutual_information(x, y, *, method="knn", k=3, base=2, random_state=None,
     See :func:`entropy` for the parameters; returns the estimate in units of ``base``.
     """
     est, a = _setup(method, k, random_state, options, x=x, y=y)
+    _check_dimension(est, [a["x"], a["y"]], "mutual information")
     x, y = _prepare_all(est, [a["x"], a["y"]])
     return to_base(_mi(est, x, y), base)
 
 
-def conditional_mutual_information(x, y, z, *, method="knn", k=3, base=2, random_state=None,
+def conditional_mutual_information(x, y, z, *, method="knn", k=3, base=2, random_state=0,
                                    **options) -> float:
     """Conditional mutual information ``I(X;Y|Z) = H(X,Z) + H(Y,Z) - H(X,Y,Z) - H(Z)``.
 
     Continuous ``z``: Frenzel-Pompe (kNN) or log-determinants (gaussian / copula); with a
-    discrete ``x`` or ``y`` the chain rule ``I(X;Y|Z) = I(X,Z;Y) - I(Z;Y)`` is used. Integer
+    discrete ``x`` or ``y``, kNN searches within each class of it
+    (:func:`estimators.knn.conditional_mixed_mutual_information`) and the other methods use the
+    chain rule ``I(X;Y|Z) = I(X,Z;Y) - I(Z;Y)``. Integer
     ``z``: exact stratification ``sum_z p(z) I(X;Y|Z=z)``; with kNN every stratum needs at
     least ``k + 1`` samples (ValueError otherwise). See :func:`entropy` for the parameters.
     """
     est, a = _setup(method, k, random_state, options, x=x, y=y, z=z)
+    _check_dimension(est, [a["x"], a["y"], a["z"]], "conditional mutual information")
     x, y, z = _prepare_all(est, [a["x"], a["y"], a["z"]])
     return to_base(_cmi(est, x, y, z), base)
 
@@ -217,13 +235,16 @@ def _setup_variables(variables, given, method, k, random_state, options):
         given = check_array(given, "given")
         arrays["given"] = given
     est.check_n(check_same_length(**arrays))
+    diagnostics.check_inputs(arrays, knn=est.spec.uses_k)
+    diagnostics.check_repeated_variables(blocks)
+    _check_dimension(est, list(arrays.values()), "total correlation")
     blocks = _prepare_all(est, blocks)
     if given is not None:
         given = est.prepare(given)[0]
     return est, blocks, given
 
 
-def total_correlation(variables, *, given=None, method="knn", k=3, base=2, random_state=None,
+def total_correlation(variables, *, given=None, method="knn", k=3, base=2, random_state=0,
                       **options) -> float:
     """Total correlation ``TC(U) = sum_i H(U_i) - H(U_1, ..., U_m)`` (Watanabe 1960).
 

@@ -280,9 +280,12 @@ def _class_members(labels: np.ndarray, k: int, estimator: str):
     """``(classes, inverse, sizes, k_i)`` with ``k_i = min(k, N_y - 1)``; every class >= 2."""
     classes, inverse, sizes = np.unique(labels, return_inverse=True, return_counts=True)
     if (sizes < 2).any():
-        bad = ", ".join(f"class {c} has {s}" for c, s in zip(classes, sizes) if s < 2)
-        raise ValueError(f"labels: {estimator} needs at least 2 samples per class, but {bad} "
-                         f"(n={len(labels)})")
+        small = sizes < 2
+        bad = ", ".join(f"class {c} has {s}" for c, s in zip(classes[small][:5], sizes[small]))
+        more = f" and {small.sum() - 5} more" if small.sum() > 5 else ""
+        raise ValueError(f"labels: {estimator} needs at least 2 samples per class, but "
+                         f"{small.sum()} of {len(classes)} classes have fewer ({bad}{more}; "
+                         f"n={len(labels)})")
     return classes, inverse, sizes, np.minimum(k, sizes - 1)[inverse]
 
 

@@ -4,6 +4,10 @@ All estimators work in float64 and in nats internally; the public functions conv
 requested ``base`` at the very end with :func:`to_base`. Randomness (tie-breaking jitter,
 permutations, bootstrap) always comes from a :class:`numpy.random.Generator` built by
 :func:`check_random_state`; the global NumPy RNG is never touched.
+
+Convention: every public function that draws random numbers takes ``random_state`` with the
+default ``0``, so a call without it is reproducible (same input, same estimate); pass an int or
+a Generator to choose the stream, or ``None`` for a fresh unpredictable one.
 """
 
 from __future__ import annotations

@@ -56,3 +56,25 @@ def test_validate_rejects_unknown_names(capsys):
     assert main(["validate", "--methods", "kde"]) == 2
     assert main(["validate", "--list"]) == 0
     assert "highdim_tc" in capsys.readouterr().out
+
+
+def test_validate_bmi_suite_prints_truth_estimate_error(tmp_path, capsys):
+    out = tmp_path / "bmi.json"
+    rc = main(["validate", "--suite", "bmi", "--n", "400", "--seeds", "2", "--cases",
+               "student-identity-2-2-1,multinormal-sparse-25-25", "--methods",
+               "knn,chain,copula", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "rmse" in text and "skipped: 625 chain terms" in text
+    rows = {(r["task"], r["method"]): r for r in json.loads(out.read_text())["rows"]}
+    student = rows[("student-identity-2-2-1", "copula")]
+    assert student["true_nats"] == pytest.approx(0.4319456, abs=1e-6)  # Arellano-Valle et al.
+    assert student["error_nats"] < -0.35  # the Gaussian copula misses t dependence entirely
+    assert rows[("multinormal-sparse-25-25", "copula")]["true_nats"] == pytest.approx(
+        -math.log(0.36), rel=1e-12)
+    assert rows[("multinormal-sparse-25-25", "knn")]["error_nats"] < -0.5  # shown, not hidden
+    assert len(rows[("student-identity-2-2-1", "chain")]["estimates"]) == 2
+
+
+def test_validate_bmi_list(capsys):
+    assert main(["validate", "--suite", "bmi", "--list"]) == 0
+    assert "spiral-multinormal-sparse-5-5" in capsys.readouterr().out
