@@ -1,0 +1,44 @@
+"""Inference that survives a null (DESIGN.md 2.8).
+
+- :mod:`~infodiv.inference.surrogates` — controls built from a run's own arrays;
+- :mod:`~infodiv.inference.bootstrap` — the two-level bootstrap (examples outer, orders inner)
+  and Monte-Carlo errors;
+- :mod:`~infodiv.inference.nulls` — label-permutation nulls of a whole pipeline, null-corrected
+  values, :func:`infer` (both);
+- :mod:`~infodiv.inference.subsampling` — n, n/2, n/4 and the 1/n extrapolation;
+- :mod:`~infodiv.inference.flags` — flags as data;
+- :mod:`~infodiv.inference.power` — detection rates on surrogates;
+- :mod:`~infodiv.inference.depth` — truncated model vs member subsets;
+- :mod:`~infodiv.inference.correlations` — correlations over junction series;
+- :mod:`~infodiv.inference.pipelines` and :mod:`~infodiv.inference.report` — the curve/DR
+  statistics as a pipeline and their inferential report.
+
+Every function takes ``random_state`` (default 0) and draws one seeded stream per replicate.
+"""
+
+from .bootstrap import BootstrapResult, Estimate, two_level_bootstrap
+from .correlations import VARIANTS, fisher_z_average, junction_correlations
+from .depth import DepthPipeline, depth_curves
+from .flags import Flag, summary_lines
+from .nulls import Inference, NullResult, infer, null_corrected, permutation_null
+from .pipelines import CurvePipeline
+from .power import bootstrap_detector, surrogate_power, wilson_interval
+from .report import curve_inference, curve_inference_markdown
+from .subsampling import subsample_extrapolation
+from .surrogates import (
+    SURROGATES,
+    conditionally_independent,
+    make_surrogate,
+    planted_synergy,
+    shuffled_labels,
+)
+from .synthetic import dependent_ensemble
+
+__all__ = ["BootstrapResult", "CurvePipeline", "DepthPipeline", "Estimate", "Flag", "Inference",
+           "NullResult", "SURROGATES", "VARIANTS", "bootstrap_detector",
+           "conditionally_independent",
+           "curve_inference", "curve_inference_markdown", "dependent_ensemble", "depth_curves",
+           "fisher_z_average", "infer", "junction_correlations", "make_surrogate",
+           "null_corrected", "permutation_null", "planted_synergy", "shuffled_labels",
+           "subsample_extrapolation", "summary_lines", "surrogate_power", "two_level_bootstrap",
+           "wilson_interval"]

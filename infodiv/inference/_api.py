@@ -1,0 +1,86 @@
+"""The one place where :mod:`infodiv.inference` reaches into the rest of ``infodiv``.
+
+Everything the inference package needs from the curve, set-function, information and table
+modules is imported here, so that a move of those modules (issue 8) is absorbed by editing this
+file only. Nothing here computes a formula of its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from extraction.contributions import Contributions
+from infodiv.curves import shapley_from_orders
+from infodiv.gaussian import GaussianMI, member_variables
+from infodiv.junctions import junction_curves
+from infodiv.parallel import chunk_sizes, parallel_map, spawn_generators
+from infodiv.setfunctions import (
+    ReadoutSetFunction,
+    SetFunction,
+    error_bounds,
+    label_entropy,
+    make_set_function,
+)
+from infodiv.submodularity import (
+    _jsonable,
+    _sample_triple,
+    benjamini_hochberg,
+    fit_growth_laws,
+    gain_slope,
+)
+from infodiv.tables import fisher_z_mean
+
+__all__ = ["Contributions", "GaussianMI", "ReadoutSetFunction", "SetFunction", "benjamini_hochberg",
+           "chunk_sizes", "error_bounds", "fisher_z_mean", "fit_growth_laws", "gain_slopes",
+           "information_terms", "jsonable", "junction_curves", "label_entropy", "make_set_function",
+           "member_variables", "parallel_map", "sample_triple", "set_values",
+           "shapley_from_orders", "spawn_generators"]
+
+INFORMATION_TERMS = ("joint", "relevancy", "redundancy", "conditional_redundancy", "diversity")
+
+
+def jsonable(obj):
+    """JSON-ready copy of nested dicts / lists / arrays (non-finite floats become None)."""
+    return _jsonable(obj)
+
+
+def sample_triple(n_members: int, rng):
+    """One nested chain A ⊂ B and x ∉ B from a uniformly random order (as ``dr_tests``)."""
+    return _sample_triple(n_members, rng)
+
+
+def gain_slopes(samples, sign: float) -> tuple[float, float]:
+    """OLS slopes of g(k) on k, for k ≥ 1 and k ≥ 2, of f along random orders ``[P, M+1]``.
+
+    The slope formula is :func:`infodiv.submodularity.gain_slope`'s (its orders-only bootstrap
+    is not used here: one replicate is drawn and ignored).
+    """
+    out = gain_slope(samples, sign, n_bootstrap=1)
+    return float(out["slope"]), float(out["from_k2"]["slope"])
+
+
+def set_values(f: SetFunction, sets) -> np.ndarray:
+    """Values f(S) ``[K]`` of the member sets ``sets`` (K index arrays).
+
+    A readout set function scores all K sets in one batched calibration fit (its own
+    ``_score_logits``, the code ``added_values`` uses); other set functions are called once
+    per set through ``value``.
+    """
+    if isinstance(f, ReadoutSetFunction):
+        z = np.stack([f.ut[np.asarray(s, dtype=np.int64)].sum(axis=0) + f.bias for s in sets])
+        return f._score_logits(z).mean(axis=1)
+    return np.array([f.value(np.asarray(s, dtype=np.int64)) for s in sets])
+
+
+def information_terms(contrib, members=None, *, copula: bool = False) -> dict:
+    """Gaussian (or copula) Eq. 13 terms of the member set (all members by default), in bits,
+    with H(Y) and the Eq. 12 bounds on the error."""
+    x = member_variables(contrib.u)
+    m = x.shape[1]
+    members = np.arange(m) if members is None else np.asarray(members)
+    terms = GaussianMI(x, contrib.labels, copula=copula).entropy_terms(members)
+    out = {k: float(terms[k]) for k in INFORMATION_TERMS}
+    h_y = label_entropy(contrib.labels)
+    lo, hi = error_bounds(out["joint"], h_y, contrib.n_options)
+    out.update(h_y=h_y, bound_lower=float(lo), bound_upper=float(hi))
+    return out

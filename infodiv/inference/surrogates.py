@@ -1,0 +1,149 @@
+"""Surrogate controls built from a run's own arrays (DESIGN.md 2.8, "Power").
+
+Each surrogate keeps the run's size (N examples, M members, C options) and as much of its
+structure as the control allows, so that a test passed through the same pipeline at the same n
+has the power it would have on the real run:
+
+- :func:`conditionally_independent` — every member's rows are permuted independently *within
+  each class*. Each member's class-conditional distribution is kept exactly (the same multiset
+  of values per class), while the joint dependence between members given Y is destroyed:
+  TC(U | Y) = 0 in population, so Theorem 7's premise holds and I(U_S; Y) is submodular.
+- :func:`planted_synergy` — ``n_pairs`` pairs of members are replaced by XOR-style pairs at
+  the run's own signal level: with s_j = ±1 uniform and t(y) = ±1 by the parity of the class,
+  u_j = ū_j + a·s_j·w + ε_j and u_k = ū_k + a·s_j·t(y)·w + ε_k, where w is the unit sum-zero
+  option contrast, a the between-class spread of the run's strongest (``level="max"``) or
+  typical (``"median"``) member, and ε the member's own within-class residuals permuted over
+  all examples. Each of u_j, u_k alone is independent of Y; together they determine t(Y), so
+  adding one after the other gains more than adding it first (a diminishing-returns violation).
+- :func:`shuffled_labels` — the labels permuted: nothing is to be found.
+
+All take ``random_state`` (default 0; one seeded stream per replicate) and return a new
+:class:`~extraction.contributions.Contributions` whose ``meta["surrogate"]`` records what was
+done. The model logits are replaced by the readout of the new members; ``scale`` is kept, so
+logit-lens readouts of a surrogate are not meaningful (surrogates are for member-set tests).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._api import Contributions
+
+__all__ = ["SURROGATES", "conditionally_independent", "planted_synergy", "shuffled_labels",
+           "signal_level",
+           "make_surrogate", "with_arrays", "within_class_permutation"]
+
+SURROGATES = ("conditionally_independent", "planted_synergy", "shuffled_labels")
+
+
+def _rng(random_state):
+    return np.random.default_rng(random_state)
+
+
+def with_arrays(run, *, u=None, labels=None, bias=None, surrogate=None) -> Contributions:
+    """A copy of ``run`` with ``u``, ``labels`` or ``bias`` replaced (logits recomputed)."""
+    u = run.u if u is None else np.asarray(u, dtype=np.float32)
+    labels = run.labels if labels is None else np.asarray(labels)
+    bias = run.bias if bias is None else np.asarray(bias, dtype=np.float32)
+    logits = u.astype(np.float64).sum(axis=1) + bias
+    meta = dict(run.meta)
+    if surrogate is not None:
+        meta["surrogate"] = surrogate
+    return Contributions(u, bias, labels, logits.astype(np.float32), run.scale,
+                         list(run.members), list(run.options), run.option_ids, meta)
+
+
+def within_class_permutation(labels, n_columns: int, random_state=0) -> np.ndarray:
+    """Row indices ``[N, n_columns]``: column m is an independent permutation of the rows
+    inside each class (row i of column m comes from a row of the same class)."""
+    y = np.asarray(labels)
+    rng = _rng(random_state)
+    idx = np.empty((y.size, n_columns), dtype=np.int64)
+    for c in np.unique(y):
+        rows = np.flatnonzero(y == c)
+        idx[rows] = rng.permuted(np.tile(rows, (n_columns, 1)), axis=1).T
+    return idx
+
+
+def conditionally_independent(run, random_state=0) -> Contributions:
+    """Each member's contributions permuted independently within each class (module docstring).
+
+    A per-example constant member (``bias`` ``[N, C]``) is permuted as one more member.
+    """
+    n, m, _ = run.u.shape
+    per_example_bias = run.bias.ndim == 2
+    idx = within_class_permutation(run.labels, m + per_example_bias, random_state)
+    u = run.u[idx[:, :m], np.arange(m)[None, :], :]
+    bias = run.bias[idx[:, m]] if per_example_bias else None
+    return with_arrays(run, u=u, bias=bias, surrogate={
+        "kind": "conditionally_independent", "random_state": _seed_repr(random_state)})
+
+
+def _class_stats(u, y):
+    """Class means ``[K, M, C]``, class frequencies ``[K]`` and within-class residuals."""
+    classes, inv = np.unique(y, return_inverse=True)
+    means = np.stack([u[inv == k].mean(axis=0) for k in range(classes.size)])
+    p = np.bincount(inv) / y.size
+    return means, p, u - means[inv]
+
+
+def signal_level(u, labels, level="max") -> float:
+    """Between-class spread of the members' contributions: √(Σ_y p(y)‖μ_{m,y} − μ_m‖²) per
+    member, then its maximum (``"max"``) or median (``"median"``) over members, or a float."""
+    if not isinstance(level, str):
+        if not level > 0:
+            raise ValueError(f"level must be 'max', 'median' or a positive float, got {level}")
+        return float(level)
+    means, p, _ = _class_stats(np.asarray(u, dtype=np.float64), np.asarray(labels))
+    centre = (p[:, None, None] * means).sum(axis=0)
+    spread = np.sqrt((p[:, None, None] * (means - centre) ** 2).sum(axis=(0, 2)))
+    if level == "max":
+        return float(spread.max())
+    if level == "median":
+        return float(np.median(spread))
+    raise ValueError(f"level must be 'max', 'median' or a positive float, got {level!r}")
+
+
+def planted_synergy(run, n_pairs: int = 2, *, level="max", random_state=0) -> Contributions:
+    """Replace ``n_pairs`` random member pairs by XOR-style pairs (module docstring)."""
+    n, m, c = run.u.shape
+    if n_pairs < 1 or 2 * n_pairs > m:
+        raise ValueError(f"n_pairs must lie in [1, M/2] = [1, {m // 2}], got {n_pairs}")
+    rng = _rng(random_state)
+    u64 = run.u.astype(np.float64)
+    amp = signal_level(u64, run.labels, level)
+    _, _, resid = _class_stats(u64, run.labels)
+    w = np.zeros(c)
+    w[0], w[1] = 1.0 / np.sqrt(2.0), -1.0 / np.sqrt(2.0)
+    _, inv = np.unique(run.labels, return_inverse=True)
+    t = np.where(inv % 2 == 0, 1.0, -1.0)
+    chosen = rng.permutation(m)[: 2 * n_pairs].reshape(n_pairs, 2)
+    out = u64.copy()
+    for j, k in chosen:
+        s = rng.choice([-1.0, 1.0], size=n)
+        for member, state in ((j, s), (k, s * t)):
+            noise = resid[rng.permutation(n), member]
+            out[:, member] = u64[:, member].mean(axis=0) + amp * state[:, None] * w + noise
+    return with_arrays(run, u=out, surrogate={
+        "kind": "planted_synergy", "pairs": chosen.tolist(), "amplitude": amp, "level": level,
+        "random_state": _seed_repr(random_state)})
+
+
+def shuffled_labels(run, random_state=0) -> Contributions:
+    """The run with its labels permuted (class counts kept)."""
+    labels = _rng(random_state).permutation(run.labels)
+    return with_arrays(run, labels=labels, surrogate={
+        "kind": "shuffled_labels", "random_state": _seed_repr(random_state)})
+
+
+def make_surrogate(run, kind: str, random_state=0, **kwargs) -> Contributions:
+    """Dispatch on ``kind`` in :data:`SURROGATES`."""
+    makers = {"conditionally_independent": conditionally_independent,
+              "planted_synergy": planted_synergy, "shuffled_labels": shuffled_labels}
+    if kind not in makers:
+        raise ValueError(f"unknown surrogate {kind!r}; choose from {SURROGATES}")
+    return makers[kind](run, random_state=random_state, **kwargs)
+
+
+def _seed_repr(random_state):
+    return random_state if isinstance(random_state, (int, type(None))) else repr(random_state)
