@@ -1,47 +1,38 @@
 """The one place where :mod:`infodiv.inference` reaches into the rest of ``infodiv``.
 
-Everything the inference package needs from the curve, set-function, information and table
-modules is imported here, so that a move of those modules (issue 8) is absorbed by editing this
-file only. Nothing here computes a formula of its own.
+Everything the inference package needs from the curve, set-function, information, growth and
+table modules and from the resampling engine is imported here, so that a move of those modules
+is absorbed by editing this file only. Nothing here computes a formula of its own.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from estimators.resampling import bootstrap_indices as _bootstrap_indices
+from estimators.resampling import chunk_sizes, parallel_map, spawn_generators
 from extraction.contributions import Contributions
 from infodiv.curves import shapley_from_orders
-from infodiv.gaussian import GaussianMI, member_variables
+from infodiv.growth import fit_growth_laws
+from infodiv.information import error_bounds, label_entropy, member_variables, set_terms
 from infodiv.junctions import junction_curves
-from infodiv.parallel import chunk_sizes, parallel_map, spawn_generators
-from infodiv.setfunctions import (
-    ReadoutSetFunction,
-    SetFunction,
-    error_bounds,
-    label_entropy,
-    make_set_function,
-)
-from infodiv.submodularity import (
-    _jsonable,
-    _sample_triple,
-    benjamini_hochberg,
-    fit_growth_laws,
-    gain_slope,
-)
+from infodiv.reports.serialize import jsonable
+from infodiv.setfunctions import ReadoutSetFunction, SetFunction, make_set_function
+from infodiv.submodularity import _sample_triple, benjamini_hochberg, gain_slope
 from infodiv.tables import fisher_z_mean
 
-__all__ = ["Contributions", "GaussianMI", "ReadoutSetFunction", "SetFunction", "benjamini_hochberg",
+__all__ = ["Contributions", "ReadoutSetFunction", "SetFunction", "benjamini_hochberg",
            "chunk_sizes", "error_bounds", "fisher_z_mean", "fit_growth_laws", "gain_slopes",
-           "information_terms", "jsonable", "junction_curves", "label_entropy", "make_set_function",
-           "member_variables", "parallel_map", "sample_triple", "set_values",
-           "shapley_from_orders", "spawn_generators"]
+           "information_terms", "jsonable", "junction_curves", "label_entropy",
+           "make_set_function", "member_variables", "parallel_map", "resample_rows",
+           "sample_triple", "set_values", "shapley_from_orders", "spawn_generators"]
 
 INFORMATION_TERMS = ("joint", "relevancy", "redundancy", "conditional_redundancy", "diversity")
 
 
-def jsonable(obj):
-    """JSON-ready copy of nested dicts / lists / arrays (non-finite floats become None)."""
-    return _jsonable(obj)
+def resample_rows(n: int, rng) -> np.ndarray:
+    """One bootstrap resample of ``n`` rows (:func:`estimators.resampling.bootstrap_indices`)."""
+    return _bootstrap_indices(n, rng)
 
 
 def sample_triple(n_members: int, rng):
@@ -74,13 +65,13 @@ def set_values(f: SetFunction, sets) -> np.ndarray:
 
 def information_terms(contrib, members=None, *, copula: bool = False) -> dict:
     """Gaussian (or copula) Eq. 13 terms of the member set (all members by default), in bits,
-    with H(Y) and the Eq. 12 bounds on the error."""
+    with H(Y) and the Eq. 12 bounds on the error (:func:`infodiv.information.set_terms`)."""
     x = member_variables(contrib.u)
-    m = x.shape[1]
-    members = np.arange(m) if members is None else np.asarray(members)
-    terms = GaussianMI(x, contrib.labels, copula=copula).entropy_terms(members)
+    if members is not None:
+        x = x[:, np.asarray(members, dtype=np.int64)]
+    terms = set_terms(x, contrib.labels, n_classes=contrib.n_options,
+                      method="copula" if copula else "gaussian", random_state=0)
     out = {k: float(terms[k]) for k in INFORMATION_TERMS}
-    h_y = label_entropy(contrib.labels)
-    lo, hi = error_bounds(out["joint"], h_y, contrib.n_options)
-    out.update(h_y=h_y, bound_lower=float(lo), bound_upper=float(hi))
+    out.update(h_y=float(terms["h_y"]), bound_lower=float(terms["error_lower_bound"]),
+               bound_upper=float(terms["error_upper_bound"]))
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._api import parallel_map
+from ._api import parallel_map, resample_rows
 from .surrogates import with_arrays
 
 __all__ = ["bootstrap_indices", "run_replicates", "stack"]
@@ -33,8 +33,8 @@ def bootstrap_indices(labels, rng, *, stratify: bool = True) -> np.ndarray:
     """
     y = np.asarray(labels)
     if not stratify:
-        return np.sort(rng.integers(0, y.size, y.size))
-    parts = [rows[rng.integers(0, rows.size, rows.size)]
+        return np.sort(resample_rows(y.size, rng))
+    parts = [rows[resample_rows(rows.size, rng)]
              for rows in (np.flatnonzero(y == c) for c in np.unique(y))]
     return np.sort(np.concatenate(parts))
 
