@@ -48,9 +48,9 @@ def trained(zoo_data, tmp_path_factory):
     root = tmp_path_factory.mktemp("zoo")
     out = {}
     for spec in (ModelSpec(1, **TINY), ModelSpec(2, **TINY), ModelSpec(1, repeats=2, **TINY)):
-        rec = train_model(spec, tok, train, root / spec.name, CFG, heldout_task=held,
-                          progress=False)
-        out[spec.name] = (spec, rec, root / spec.name / "model")
+        run = root / "models" / spec.name
+        rec = train_model(spec, tok, train, run, CFG, heldout_task=held, progress=False)
+        out[spec.name] = (spec, rec, run / "model")
     return out
 
 
@@ -181,3 +181,36 @@ def test_cli_rejects_changed_settings(tmp_path, capsys, shared_data_dir):
     assert main(args) == 0 and "already finished" in capsys.readouterr().out
     assert main(args[:-1] + ["--steps", "4", "--quiet"]) == 2
     assert "different settings (train)" in capsys.readouterr().err
+
+
+def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
+    from infodiv.zoo.data import subset, zoo_tasks
+    from infodiv.zoo.report import report_zoo
+    from infodiv.zoo.summary import table1
+
+    held = subset(zoo_tasks(shared_data_dir)[1], range(400))   # Gaussian terms need n >> dims
+    root = next(iter(trained.values()))[2].parents[2]
+    recs = report_zoo(root, tmp_path, heldout=held, analyses=(), progress=False,
+                      log=lambda m: None)
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
+    for r in doc:
+        spec, rec, _ = trained[r["model"]]
+        assert (r["depth"], r["shared"], r["seed"], r["n_members"]) == (
+            spec.depth, spec.shared, spec.seed, spec.n_members)
+        assert r["params"] == rec["params"] and r["exactness_ok"]
+        assert r["train_accuracy_check"] == rec["heldout"]["accuracy"]
+        ce = r["cross_entropy_sum"]      # exact: CE of the model = bias - diversity (bits)
+        assert ce["loss"] == pytest.approx(r["cross_entropy"] / np.log(2), rel=1e-5)
+        assert ce["loss"] == pytest.approx(ce["bias"] - ce["diversity"], abs=1e-9)
+        assert set(r["paper_eq14"]) >= {"mse", "bias", "diversity", "gap"}
+        assert np.isfinite(r["information"]["joint"])
+        assert (tmp_path / "runs" / r["model"] / "meta.json").is_file()
+    assert (tmp_path / "summary.md").is_file() and (tmp_path / "depth.png").is_file()
+    # Table 1 pairs the shared L=1 twin with unshared L=1 (parameters) and L=2 (executions)
+    t1 = table1(doc)
+    assert [(t["compare"], t["unshared_depth"]) for t in t1] == [
+        ("equal executions", 2), ("equal parameters", 1)]
+    by = {(r["shared"], r["depth"]): r for r in doc}
+    assert t1[1]["accuracy"]["mean"] == pytest.approx(
+        by[True, 1]["accuracy"] - by[False, 1]["accuracy"])

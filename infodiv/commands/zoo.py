@@ -1,4 +1,4 @@
-"""``infodiv zoo train|report``: the controlled depth / layer-sharing zoo (DESIGN.md 2.9).
+"""``infodiv zoo train|finetune|report``: the controlled depth / layer-sharing zoo (DESIGN.md 2.9).
 
 ``infodiv zoo train`` trains (or resumes) every model of the grid under ``--root`` (default
 ``runs/zoo``, git-ignored): Llama models of width ``--width`` at depths ``--depths`` and shared
@@ -6,6 +6,11 @@ twins at ``--shared-depths`` (each block executed twice in a row), for every see
 ``--seeds``, then the optional ``--extra-depths``; all with the same steps and schedule. Rerunning
 the same command continues where it stopped (finished models are skipped, an interrupted one
 resumes from its last checkpoint) and says so. Bad settings: one line, exit 2.
+
+``infodiv zoo finetune`` fine-tunes a pretrained model (default the SmolLM2-135M-Instruct alias)
+on the same rows into ``<root>/finetune/<name>`` (resumable). ``infodiv zoo report`` extracts
+every finished checkpoint on the 2000 held-out rows into ``<out>/runs/<model>``, runs the
+toolkit's analyses and writes ``<out>/summary.json`` and the across-depth summary.
 """
 
 from __future__ import annotations
@@ -51,9 +56,41 @@ def _configure_train(p) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
+def _configure_finetune(p) -> None:
+    p.add_argument("--model", default="smollm2-135m", help="anything extraction.load_model takes")
+    p.add_argument("--root", type=Path, default=Path("runs/zoo"))
+    p.add_argument("--train-top", type=int, default=None,
+                   help="train only the last K blocks + final norm (default: everything)")
+    p.add_argument("--max-len", type=int, default=96)
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--lr", type=float, default=5e-5)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--checkpoint-every", type=int, default=10)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data-dir", type=Path, default=None)
+    p.add_argument("--quiet", action="store_true")
+
+
+def _configure_report(p) -> None:
+    p.add_argument("--root", type=Path, default=Path("runs/zoo"))
+    p.add_argument("--out", type=Path, default=Path("docs/results/zoo"))
+    p.add_argument("--analyses", nargs="*", default=["decompose", "curves"],
+                   choices=("decompose", "curves"), help="toolkit reports per model")
+    p.add_argument("--curves-args", default="--n-permutations 200 --n-bootstrap 200 "
+                   "--stability 0 --no-graph", help="extra arguments of infodiv curves")
+    p.add_argument("--info-method", default="gaussian",
+                   help="estimator of the headline information terms ('none' skips)")
+    p.add_argument("--data-dir", type=Path, default=None)
+    p.add_argument("--quiet", action="store_true")
+
+
 def configure(parser) -> None:
     sub = parser.add_subparsers(dest="zoo_command", metavar="ZOO_COMMAND")
     _configure_train(sub.add_parser("train", help="train or resume the zoo"))
+    _configure_finetune(sub.add_parser("finetune", help="fine-tune SmolLM2 on the zoo rows"))
+    _configure_report(sub.add_parser("report", help="extract and analyse finished checkpoints"))
 
 
 def _train(args) -> int:
@@ -75,8 +112,45 @@ def _train(args) -> int:
     return 0
 
 
+def _finetune(args) -> int:
+    from infodiv.zoo.data import zoo_tasks
+    from infodiv.zoo.finetune import finetune
+    from infodiv.zoo.train import TrainConfig
+
+    cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                      warmup=args.warmup, checkpoint_every=args.checkpoint_every,
+                      threads=args.threads)
+    train, held = zoo_tasks(args.data_dir)
+    top = "" if args.train_top is None else f"-top{args.train_top}"
+    run_dir = args.root / "finetune" / f"{Path(args.model).name}{top}-s{args.seed}"
+    rec = finetune(args.model, train, run_dir, cfg, train_top=args.train_top,
+                   max_len=args.max_len, seed=args.seed, heldout_task=held,
+                   progress=not args.quiet, log=lambda m: print(m, flush=True))
+    acc = rec.get("heldout", {}).get("accuracy")
+    print(f"{run_dir}: {rec['step']}/{cfg.steps} steps, {rec['s_per_step']:.2f} s/step"
+          + ("" if acc is None else f", held-out accuracy {acc:.4f}"), flush=True)
+    return 0
+
+
+def _report(args) -> int:
+    import shlex
+
+    from infodiv.zoo.report import report_zoo
+
+    records = report_zoo(args.root, args.out, data_dir=args.data_dir,
+                         analyses=tuple(args.analyses),
+                         curves_args=tuple(shlex.split(args.curves_args)),
+                         info_method=None if args.info_method == "none" else args.info_method,
+                         progress=not args.quiet, log=lambda m: print(m, flush=True))
+    for r in records:
+        print(f"{r['model']}: M={r['n_members']} accuracy={r['accuracy']:.4f} "
+              f"CE={r['cross_entropy']:.4f}")
+    print(f"{args.out}/summary.json: {len(records)} model(s)")
+    return 0
+
+
 def run(args) -> int:
-    handlers = {"train": _train}
+    handlers = {"train": _train, "finetune": _finetune, "report": _report}
     if args.zoo_command not in handlers:
         print("infodiv zoo: choose a subcommand: " + ", ".join(handlers), file=sys.stderr)
         return 2

@@ -1,0 +1,178 @@
+"""``infodiv zoo report``: extraction and analyses of every finished zoo checkpoint.
+
+For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model``):
+
+1. exact extraction on the 2000 held-out rows with :func:`extraction.extract` into
+   ``<out>/runs/<model>`` (a Contributions run directory, committed; resumable);
+2. headline figures (:func:`headline`): accuracy and cross-entropy of the model's own option
+   logits, every bias-diversity variant of :func:`estimators.bias_diversity` (squared loss in
+   logit and probability space, cross-entropy; member scale ``mean`` = paper, ``sum`` = the
+   model), the paper's Eq. 14 with its gap (:func:`estimators.paper_eq14`) and the information
+   decomposition I(U;Y) = relevancy + diversity with TC and TC|Y
+   (:func:`estimators.information_decomposition`, Gaussian estimator, Helmert-centred members);
+3. the toolkit's per-run reports, run through their commands (``infodiv decompose`` and
+   ``infodiv curves``) into ``<out>/<model>/``, when ``analyses`` asks for them.
+
+:mod:`infodiv.zoo.summary` then aggregates the records across depth and seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["checkpoints", "extract_heldout", "headline", "run_analyses", "report_zoo"]
+
+
+def checkpoints(root) -> list[Path]:
+    """Finished model folders under ``root`` (zoo models, then fine-tuned models)."""
+    root = Path(root)
+    found = sorted(root.glob("models/*/model/zoo.json")) + sorted(
+        root.glob("finetune/*/model/zoo.json"))
+    return [p.parent for p in found]
+
+
+def extract_heldout(folder, heldout_task, run_dir, *, progress: bool = True):
+    """Contributions of the checkpoint ``folder`` on ``heldout_task`` (resumes / reuses
+    ``run_dir``), prompts truncated to the length the model was trained with."""
+    import torch
+
+    from extraction import extract, load_model
+
+    rec = json.loads((Path(folder) / "zoo.json").read_text())
+    old = torch.get_num_threads()
+    torch.set_num_threads(int(rec.get("torch_threads", 1)))
+    try:
+        model, tok = load_model(folder, device="cpu", dtype="float32")
+        return extract(model, tok, heldout_task, out=run_dir, progress=progress,
+                       max_length=int(rec["max_len"]))
+    finally:
+        torch.set_num_threads(old)
+
+
+def _member_variables():
+    for name in ("infodiv.information", "infodiv.gaussian"):   # H1 moves it (LOG.md)
+        try:
+            return importlib.import_module(name).member_variables
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError("no member_variables in infodiv.information or infodiv.gaussian")
+
+
+def _cross_entropy(logits, labels) -> float:
+    z = np.asarray(logits, np.float64)
+    z = z - z.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    return float(-logp[np.arange(len(labels)), labels].mean())
+
+
+def headline(contrib, *, info_method: str = "gaussian", random_state: int = 0) -> dict:
+    """Accuracy, cross-entropy (nats), bias-diversity variants (their ``units``: cross-entropy
+    variants in bits), Eq. 14, information terms (bits) with the flag I(U;Y) > H(Y)."""
+    from estimators import bias_diversity, information_decomposition, paper_eq14
+
+    u, y, b = contrib.u, contrib.labels, contrib.bias
+    out = {"n_examples": int(len(y)),
+           "accuracy": float((contrib.logits.argmax(1) == y).mean()),
+           "cross_entropy": _cross_entropy(contrib.logits, y),
+           "max_exactness_error": float(contrib.meta.get("max_exactness_error", np.nan)),
+           "exactness_ok": bool(contrib.meta.get("exactness_ok", False))}
+    for loss, space, scale in (("squared", "logit", "mean"), ("squared", "logit", "sum"),
+                               ("squared", "probability", "mean"),
+                               ("squared", "probability", "sum"),
+                               ("cross_entropy", "logit", "mean"),
+                               ("cross_entropy", "logit", "sum")):
+        res = bias_diversity(u, y, loss=loss, space=space, scale=scale, bias=b)
+        key = f"{loss}_{space}_{scale}" if loss == "squared" else f"{loss}_{scale}"
+        out[key] = {"loss": float(res.loss), "bias": float(res.bias),
+                    "diversity": float(res.diversity), "units": res.units}
+    eq = paper_eq14(u, y, bias=b)
+    out["paper_eq14"] = {k: float(getattr(eq, k))
+                         for k in ("mse", "bias", "diversity", "ambiguity", "gap")}
+    if info_method:
+        var = _member_variables()(u)
+        info = information_decomposition(var, y, method=info_method, random_state=random_state)
+        out["information"] = {"method": info_method, **{
+            k: float(getattr(info, k)) for k in ("joint", "relevancy", "redundancy",
+                                                 "conditional_redundancy", "diversity",
+                                                 "residual")}}
+        # DESIGN 2.8 flag: an estimate above H(Y) is an estimator failure, not information
+        p_y = np.bincount(y) / len(y)
+        h_y = float(-(p_y[p_y > 0] * np.log2(p_y[p_y > 0])).sum())
+        out["information"].update(label_entropy=h_y, flag_mi_exceeds_label_entropy=bool(
+            out["information"]["joint"] > h_y))
+    return out
+
+
+def _run_command(module: str, argv: list[str]) -> int:
+    mod = importlib.import_module(module)
+    parser = argparse.ArgumentParser(prog=module)
+    mod.configure(parser)
+    return int(mod.run(parser.parse_args(argv)) or 0)
+
+
+def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves_args=(),
+                 log=print) -> dict:
+    """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
+    already there). Returns ``{analysis: "done" | "exists" | "failed: ..."}``: an analysis
+    that is not available in this build is recorded, not hidden."""
+    status = {}
+    for name in analyses:
+        dest = Path(out) / name
+        if dest.is_dir() and any(dest.iterdir()):
+            status[name] = "exists"
+            continue
+        argv = {"decompose": [str(run_dir), "--out", str(dest), "--info-method", "gaussian"],
+                "curves": [str(run_dir), "--out", str(dest), *curves_args]}[name]
+        try:
+            rc = _run_command(f"infodiv.commands.{name}", argv)
+            status[name] = "done" if rc == 0 else f"failed: exit {rc}"
+        except Exception as exc:  # a toolkit analysis broken mid-refactor must not stop the zoo
+            status[name] = f"failed: {type(exc).__name__}: {exc}"
+        log(f"  {name}: {status[name]}")
+    return status
+
+
+def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
+               curves_args=(), info_method: str = "gaussian", progress: bool = True,
+               log=print) -> list[dict]:
+    """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
+
+    Writes ``out/summary.json`` (one record per model: model, depth, shared, seed, params,
+    n_members, accuracy, cross_entropy and the headline figures of :func:`headline`) and the
+    cross-depth tables and figures of :func:`infodiv.zoo.summary.write_summary`. ``heldout``
+    replaces the 2000 held-out rows (tests).
+    """
+    from .data import zoo_tasks
+    from .summary import write_summary
+
+    out = Path(out)
+    folders = checkpoints(root)
+    if not folders:
+        raise FileNotFoundError(f"no finished checkpoint under {root} (models/*/model/zoo.json)")
+    held = zoo_tasks(data_dir)[1] if heldout is None else heldout
+    records = []
+    for i, folder in enumerate(folders):
+        rec = json.loads((folder / "zoo.json").read_text())
+        name = rec["model"]
+        log(f"[{i + 1}/{len(folders)}] {name}")
+        contrib = extract_heldout(folder, held, out / "runs" / name, progress=progress)
+        row = {k: rec.get(k) for k in ("model", "depth", "repeats", "shared", "seed", "width",
+                                       "params", "executions", "n_members", "wall_time_s",
+                                       "s_per_step")}
+        row["steps"] = rec.get("step")
+        row["train_accuracy_check"] = rec.get("heldout", {}).get("accuracy")
+        row.update(headline(contrib, info_method=info_method))
+        if contrib.u.shape[1] != row["n_members"]:
+            raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
+                             f"record says {row['n_members']}")
+        row["analyses"] = run_analyses(out / "runs" / name, out / name, analyses,
+                                       curves_args=curves_args, log=log)
+        records.append(row)
+    (out / "summary.json").write_text(json.dumps(records, indent=1))
+    write_summary(records, out)
+    return records

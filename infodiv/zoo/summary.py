@@ -1,0 +1,183 @@
+"""Across-depth summary of the zoo records: seed means with t intervals, the Table 1 form.
+
+Each figure of a model is a seed replicate; a configuration (shared, depth) is summarised by
+the seed mean and a 95% Student-t interval over seeds (none with one seed). The paper's
+Table 1 comparison pairs each shared model (L blocks, 2L executions) with the unshared model of
+equal parameters (L) and of equal executions (2L) of the SAME seed; the paired differences get
+t intervals over seeds. These intervals are over seeds only (training randomness); intervals over
+examples and the label-permutation nulls of the inference issue are not part of this table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["FIGURES", "seed_summary", "table1", "write_summary"]
+
+# (label, path in a record) of the headline figures
+FIGURES = (
+    ("accuracy", ("accuracy",)),
+    ("cross_entropy (nats)", ("cross_entropy",)),
+    ("sq_bias (paper Eq. 8, mean)", ("squared_logit_mean", "bias")),
+    ("sq_diversity (paper Eq. 8, mean)", ("squared_logit_mean", "diversity")),
+    ("ce_bias (sum, bits)", ("cross_entropy_sum", "bias")),
+    ("ce_diversity (sum, bits)", ("cross_entropy_sum", "diversity")),
+    ("eq14_diversity", ("paper_eq14", "diversity")),
+    ("eq14_gap", ("paper_eq14", "gap")),
+    ("I(U;Y) gaussian", ("information", "joint")),
+    ("TC", ("information", "redundancy")),
+    ("TC|Y", ("information", "conditional_redundancy")),
+    ("D = TC|Y - TC", ("information", "diversity")),
+)
+
+
+def _get(rec, path):
+    for key in path:
+        if not isinstance(rec, dict) or key not in rec:
+            return np.nan
+        rec = rec[key]
+    return float(rec)
+
+
+def _t_interval(x) -> tuple[float, float, float, int]:
+    from scipy import stats
+
+    x = np.asarray([v for v in x if np.isfinite(v)], dtype=np.float64)
+    n = len(x)
+    if n == 0:
+        return np.nan, np.nan, np.nan, 0
+    m = float(x.mean())
+    if n < 2:
+        return m, np.nan, np.nan, 1
+    half = float(stats.t.ppf(0.975, n - 1) * x.std(ddof=1) / np.sqrt(n))
+    return m, m - half, m + half, n
+
+
+def _zoo_records(records):
+    return [r for r in records if r.get("width") is not None]
+
+
+def seed_summary(records) -> list[dict]:
+    """One row per (shared, depth): n seeds, params, members, seed mean and 95% t interval of
+    every figure of :data:`FIGURES`."""
+    groups = {}
+    for r in _zoo_records(records):
+        groups.setdefault((bool(r["shared"]), int(r["depth"])), []).append(r)
+    rows = []
+    for (shared, depth), rs in sorted(groups.items()):
+        row = {"shared": shared, "depth": depth, "n_seeds": len(rs),
+               "params": int(rs[0]["params"]), "n_members": int(rs[0]["n_members"]),
+               "executions": int(rs[0]["executions"])}
+        for label, path in FIGURES:
+            m, lo, hi, _ = _t_interval([_get(r, path) for r in rs])
+            row[label] = {"mean": m, "ci95": [lo, hi]}
+        rows.append(row)
+    return rows
+
+
+def table1(records) -> list[dict]:
+    """Shared (L) minus unshared at equal parameters (L) and equal executions (2L), paired by
+    seed, for accuracy and the diversity figures."""
+    by = {(bool(r["shared"]), int(r["depth"]), int(r["seed"])): r for r in _zoo_records(records)}
+    out = []
+    for (shared, depth, seed), r in sorted(by.items()):
+        if not shared:
+            continue
+        for match, d in (("equal parameters", depth), ("equal executions", 2 * depth)):
+            other = by.get((False, d, seed))
+            if other is None:
+                continue
+            out.append({"depth": depth, "seed": seed, "compare": match, "unshared_depth": d,
+                        **{label: _get(r, path) - _get(other, path)
+                           for label, path in FIGURES}})
+    rows = []
+    for key in sorted({(t["depth"], t["compare"], t["unshared_depth"]) for t in out}):
+        ts = [t for t in out if (t["depth"], t["compare"], t["unshared_depth"]) == key]
+        row = {"shared_depth": key[0], "compare": key[1], "unshared_depth": key[2],
+               "n_seeds": len(ts)}
+        for label, _ in FIGURES:
+            m, lo, hi, _ = _t_interval([t[label] for t in ts])
+            row[label] = {"mean": m, "ci95": [lo, hi]}
+        rows.append(row)
+    return rows
+
+
+def _fmt(cell) -> str:
+    m, (lo, hi) = cell["mean"], cell["ci95"]
+    if not np.isfinite(m):
+        return "-"
+    return f"{m:.3f}" if not np.isfinite(lo) else f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _markdown(rows, t1, records) -> str:
+    cols = ["accuracy", "cross_entropy (nats)", "sq_diversity (paper Eq. 8, mean)",
+            "ce_diversity (sum, bits)", "eq14_diversity", "I(U;Y) gaussian", "TC", "TC|Y",
+            "D = TC|Y - TC"]
+    lines = ["# Zoo summary (held-out AG News rows 0-1999)", "",
+             "Seed mean and 95% t interval over seeds (no interval with one seed). "
+             "Information terms: Gaussian estimator on Helmert-centred members, bits; values "
+             "above H(Y) = 2 bits are estimator failures (flagged in summary.json).", "",
+             "| shared | L | executions | M | params | seeds | " + " | ".join(cols) + " |",
+             "|" + "---|" * (6 + len(cols))]
+    for r in rows:
+        lines.append(f"| {'yes' if r['shared'] else 'no'} | {r['depth']} | {r['executions']} | "
+                     f"{r['n_members']} | {r['params']:,} | {r['n_seeds']} | "
+                     + " | ".join(_fmt(r[c]) for c in cols) + " |")
+    lines += ["", "## Table 1 form: shared minus unshared, paired by seed", "",
+              "| shared L | vs | unshared L | seeds | " + " | ".join(cols) + " |",
+              "|" + "---|" * (4 + len(cols))]
+    for r in t1:
+        lines.append(f"| {r['shared_depth']} | {r['compare']} | {r['unshared_depth']} | "
+                     f"{r['n_seeds']} | " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+    other = [r for r in records if r.get("width") is None]
+    if other:
+        lines += ["", "## Fine-tuned models", "", "| model | M | accuracy | cross_entropy |",
+                  "|---|---|---|---|"]
+        lines += [f"| {r['model']} | {r['n_members']} | {r['accuracy']:.3f} | "
+                  f"{r['cross_entropy']:.3f} |" for r in other]
+    return "\n".join(lines) + "\n"
+
+
+def _figure(rows, path) -> None:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 3.4))
+    panels = [("accuracy", "held-out accuracy"),
+              ("ce_diversity (sum, bits)", "CE diversity (bits)"),
+              ("D = TC|Y - TC", "D (bits, gaussian)")]
+    for k, (label, title) in enumerate(panels):
+        ax = fig.add_subplot(1, 3, k + 1)
+        for shared, style in ((False, "o-"), (True, "s--")):
+            rs = [r for r in rows if r["shared"] == shared]
+            if not rs:
+                continue
+            x = [r["n_members"] for r in rs]
+            m = np.array([r[label]["mean"] for r in rs])
+            lo = np.array([r[label]["ci95"][0] for r in rs])
+            hi = np.array([r[label]["ci95"][1] for r in rs])
+            ax.plot(x, m, style, label="shared (x2)" if shared else "unshared")
+            ok = np.isfinite(lo)
+            if ok.any():
+                ax.fill_between(np.array(x)[ok], lo[ok], hi[ok], alpha=0.2)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("members M")
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def write_summary(records, out) -> dict:
+    """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``."""
+    out = Path(out)
+    rows, t1 = seed_summary(records), table1(records)
+    doc = {"by_depth": rows, "table1": t1,
+           "intervals": "95% Student-t over seeds; examples not resampled; no nulls"}
+    (out / "by_depth.json").write_text(json.dumps(doc, indent=1, default=float))
+    (out / "summary.md").write_text(_markdown(rows, t1, records))
+    if rows:
+        _figure(rows, out / "depth.png")
+    return doc
