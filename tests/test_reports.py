@@ -225,21 +225,25 @@ def test_best_of_random_is_chosen_on_the_selection_half_only(run):
     from infodiv.curves import _cross_fit_split
 
     n_random, seed = 12, 3
-    res = subset_selection(run, objective="cross_entropy", n_random=n_random,
-                           random_state=seed)
-    f = make_set_function(run, "cross_entropy")
+    res = subset_selection(run, objective="accuracy", n_random=n_random, random_state=seed)
+    f = make_set_function(run, "accuracy")
     rng = np.random.default_rng(seed)  # the documented seeding of subset_selection
     a, b = _cross_fit_split(f, rng.integers(2**32))
     perms = [rng.permutation(M) for _ in range(n_random)]
 
-    def held_out(sel, ev, k):
+    def held_out(sel, ev, k, choose_on):
         f_sel, f_ev = f.restrict(sel), f.restrict(ev)
-        best = min(perms, key=lambda p: f_sel.value(p[:k]))  # lower CE is better
+        judge = f_sel if choose_on == "selection" else f_ev
+        best = max(perms, key=lambda p: judge.value(p[:k]))  # first best, as np.argmax
         return f_ev.value(best[:k])
 
-    for k in (1, 3, 5):
-        naive = (held_out(a, b, k) + held_out(b, a, k)) / 2
-        assert res["best_random"][k] == pytest.approx(naive, abs=1e-12)
+    naive = [(held_out(a, b, k, "selection") + held_out(b, a, k, "selection")) / 2
+             for k in range(M + 1)]
+    optimistic = [(held_out(a, b, k, "scoring") + held_out(b, a, k, "scoring")) / 2
+                  for k in range(M + 1)]
+    assert res["best_random"] == pytest.approx(naive, abs=1e-12)
+    # choosing on the scoring half would be optimistic (and differ) at some budget
+    assert np.max(np.subtract(optimistic, naive)) > 0.01
 
 
 def naive_kendall_tau(order_a, order_b) -> float:
