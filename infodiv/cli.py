@@ -3,12 +3,19 @@
 Each command lives in its own module ``infodiv.commands.<name>`` exposing ``configure(parser)``
 and ``run(args) -> int``; modules are imported only when their command runs, so ``infodiv
 validate`` never imports torch.
+
+User errors (a bad option, an unknown model, an unwritable ``--out``, a corrupt run directory)
+end in ONE line on stderr and exit status 2; nothing already written is removed. An interrupt
+(Ctrl-C) exits 130 and says how to resume. ``INFODIV_TRACEBACK=1`` re-raises instead, for
+debugging.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
 import sys
 
 # name -> (module, one-line help)
@@ -18,14 +25,42 @@ COMMANDS = {
     "decompose": ("infodiv.commands.decompose", "bias-diversity, BVC, information decompositions"),
     "curves": ("infodiv.commands.curves", "layer-addition curves and submodularity report"),
     "run": ("infodiv.commands.run", "end to end: extract, decompose, curves, report"),
+    "demo": ("infodiv.commands.demo", "the offline default: SmolLM2-135M on bundled SST-2"),
+    "report": ("infodiv.commands.report", "rebuild the HTML report from existing run folders"),
+    "zoo": ("infodiv.commands.zoo", "train the depth / layer-sharing model zoo and report on it"),
 }
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class DefaultsFormatter(argparse.HelpFormatter):
+    """Help that states every option's default (unless its text already does)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text.lower() or action.default in (None, argparse.SUPPRESS, False) \
+                or not action.option_strings:
+            return text
+        value = " ".join(map(str, action.default)) if isinstance(action.default, (list, tuple)) \
+            else action.default
+        return f"{text} (default: {value})".strip()
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line (``infodiv run: error: ...``) and exit 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="infodiv", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="infodiv", description=__doc__.splitlines()[0],
+                           formatter_class=DefaultsFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text,
+                           formatter_class=DefaultsFormatter)
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -38,16 +73,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     if getattr(args, "_missing", None):
         print(f"infodiv: command {args.command!r} is not available in this build", file=sys.stderr)
-        return 2
-    return int(args._run(args) or 0)
+        return EXIT_USAGE
+    from infodiv.commands.preflight import UserError
+
+    prog = f"infodiv {args.command}"
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        if os.environ.get("INFODIV_TRACEBACK"):
+            raise
+        print(f"\n{prog}: interrupted; finished work is kept, rerun the same command to resume",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (UserError, FileNotFoundError, NotADirectoryError, PermissionError,
+            json.JSONDecodeError, ValueError) as exc:
+        if os.environ.get("INFODIV_TRACEBACK"):
+            raise
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

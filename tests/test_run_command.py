@@ -1,27 +1,173 @@
-"""End to end: ``infodiv run`` on the real stories260K model and SST-2 (the README's main job)."""
+"""End to end: ``infodiv run`` (run folders, stage skipping, interrupt/resume, reports) and
+``infodiv demo`` on a small N."""
 
 import json
 
+import numpy as np
+import pytest
+
 from infodiv.cli import main
+from infodiv.commands.runfolder import model_slug, run_name
+from infodiv.commands.tasksel import load_task, stratified_indices
+
+FAST = ["--n-permutations", "10", "--quiet"]
 
 
-def test_run_end_to_end_on_stories260k(stories_dir, shared_data_dir, tmp_path):
-    out = tmp_path / "run"
+@pytest.fixture(scope="module")
+def stories_run(stories_dir, shared_data_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
     argv = ["run", "--model", str(stories_dir), "--data-dir", str(shared_data_dir), "--n", "120",
-            "--out", str(out), "--n-permutations", "20", "--quiet"]
+            "--out", str(out), *FAST]
     assert main(argv) == 0
-    dec = json.loads((out / "decompositions" / "decompositions.json").read_text())
+    return out / "stories260K-sst2-n120-0shot-block", argv
+
+
+def test_run_folder_layout_and_numbers(stories_run, tmp_path):
+    folder, _ = stories_run
+    dec = json.loads((folder / "decompositions" / "decompositions.json").read_text())
     assert dec["run"]["N"] == 120 and dec["run"]["M"] == 11
     for row in dec["ensemble"]["bias_diversity"]:
         assert row["max_abs_residual"] < 1e-9
     # Ensemble at k = M with the fixed readout is the model itself.
     fixed = dec["junction_curves"]["fixed"]
     assert abs(fixed["accuracy"][-1] - dec["run"]["accuracy"]) < 1e-12
-    for name in ("junction_curves.png", "module_shares.png", "decompositions.md"):
-        assert (out / "decompositions" / name).stat().st_size > 0
-    assert (out / "curves" / "report.md").is_file()
-    assert "decompositions.md" in (out / "README.md").read_text()
-    # Rerunning resumes from the finished run directory and gives the same numbers.
+    for name in ("decompositions/junction_curves.png", "decompositions/module_shares.png",
+                 "curves/report.md", "report.html", "report.csv", "report.json", "run.json"):
+        assert (folder / name).stat().st_size > 0, name
+    run_doc = json.loads((folder / "run.json").read_text())
+    assert set(run_doc["stages"]) == {"extract", "decompose", "curves"}
+    assert run_doc["config"]["n"] == 120
+    meta = json.loads((folder / "contributions" / "meta.json").read_text())["meta"]
+    assert meta["model"]["name"] == "stories260K"
+
+
+def test_reports_hold_no_absolute_paths(stories_run):
+    folder, _ = stories_run
+    for name in ("report.html", "report.json", "report.csv", "curves/report.json",
+                 "curves/report.md", "decompositions/decompositions.md"):
+        text = (folder / name).read_text()
+        assert str(folder.parent) not in text, name
+        assert "/work/" not in text and "/tmp/" not in text, name
+
+
+def test_rerun_skips_unchanged_stages(stories_run, capsys):
+    folder, argv = stories_run
+    before = (folder / "decompositions" / "decompositions.json").read_text()
+    capsys.readouterr()
     assert main(argv) == 0
-    again = json.loads((out / "decompositions" / "decompositions.json").read_text())
-    assert again["ensemble"] == dec["ensemble"]
+    out = capsys.readouterr().out
+    assert "extract: unchanged" in out and "decompose: unchanged, skipped" in out
+    assert "curves: unchanged, skipped" in out
+    assert (folder / "decompositions" / "decompositions.json").read_text() == before
+    # a changed analysis setting reruns only the curves
+    assert main([*argv[:-3], "--n-permutations", "12", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "decompose: unchanged" in out and "curves: unchanged" not in out
+
+
+def test_another_n_is_another_folder(stories_run, stories_dir, shared_data_dir):
+    folder, argv = stories_run
+    i = argv.index("--n")
+    assert main([*argv[:i], "--n", "40", *argv[i + 2:]]) == 0
+    other = folder.parent / "stories260K-sst2-n40-0shot-block"
+    assert json.loads((other / "run.json").read_text())["config"]["n"] == 40
+    assert json.loads((folder / "run.json").read_text())["config"]["n"] == 120
+
+
+def test_decompose_curves_report_accept_the_run_folder(stories_run, capsys):
+    folder, _ = stories_run
+    outputs = [folder / "decompositions" / "decompositions.json", folder / "curves" / "report.json"]
+    before = [p.stat().st_mtime_ns for p in outputs]
+    assert main(["decompose", str(folder), "--info-method", "gaussian"]) == 0
+    assert main(["curves", str(folder), "--objective", "accuracy", "--n-permutations", "5",
+                 "--n-triples", "5", "--n-bootstrap", "20", "--stability", "0",
+                 "--no-graph"]) == 0
+    assert not (folder / "contributions" / "decompositions").exists()
+    assert not (folder / "contributions" / "curves").exists()
+    assert all(p.stat().st_mtime_ns > t for p, t in zip(outputs, before))   # rewritten in place
+    assert main(["report", str(folder), "--out", str(folder / "again.html")]) == 0
+    assert "report: " in capsys.readouterr().out
+    assert (folder / "again.html").stat().st_size > 10_000
+    assert main(["report", str(folder / "contributions"), "--out",
+                 str(folder / "again2.html")]) == 0
+
+
+def test_interrupt_keeps_shards_and_resume_says_so(stories_dir, shared_data_dir, tmp_path,
+                                                   monkeypatch, capsys):
+    from extraction import shards
+
+    argv = ["run", "--model", str(stories_dir), "--data-dir", str(shared_data_dir), "--n",
+            "150", "--batch-size", "10", "--out", str(tmp_path), "--objective", "accuracy",
+            *FAST]
+    real_save, calls = shards.ShardStore.save, []
+
+    def save_then_interrupt(self, i, arrays):
+        real_save(self, i, arrays)
+        calls.append(i)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(shards.ShardStore, "save", save_then_interrupt)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert "interrupted: 150 of 150" not in err
+    done = int(err.split("interrupted: ")[1].split(" of ")[0])
+    assert 0 < done < 150 and "to resume" in err
+    monkeypatch.setattr(shards.ShardStore, "save", real_save)
+    assert main(argv) == 0
+    assert f"resuming: {done} of 150 examples done" in capsys.readouterr().out
+    folder = tmp_path / "stories260K-sst2-n150-0shot-block"
+    resumed = json.loads((folder / "contributions" / "meta.json").read_text())["arrays_sha256"]
+    # the same arrays as an uninterrupted run
+    assert main([*argv[:9], "--out", str(tmp_path / "clean"), "--objective", "accuracy",
+                 *FAST]) == 0
+    clean = json.loads((tmp_path / "clean" / folder.name / "contributions" / "meta.json")
+                       .read_text())["arrays_sha256"]
+    assert resumed == clean
+
+
+def test_stratified_indices_follow_the_split_proportions():
+    labels = np.array([0] * 30 + [1] * 5 + [2] * 5 + [3] * 60 + [0] * 70 + [1] * 95
+                      + [2] * 95 + [3] * 40)       # 400 rows, 100 of each class
+    idx = stratified_indices(labels, 100)
+    assert len(idx) == 100 and np.all(np.diff(idx) > 0)
+    assert np.bincount(labels[idx]).tolist() == [25, 25, 25, 25]
+    assert np.bincount(labels[:100]).tolist() == [30, 5, 5, 60]      # what --n alone gives
+    odd = stratified_indices(np.array([0] * 7 + [1] * 3), 5)        # 3.5 / 1.5 -> 4 / 1
+    assert np.bincount(np.array([0] * 7 + [1] * 3)[odd]).tolist() == [4, 1]
+
+
+def test_stratified_ag_news(shared_data_dir):
+    first = load_task("ag_news", data_dir=shared_data_dir, n=100)
+    strat = load_task("ag_news", data_dir=shared_data_dir, n=100, stratify=True)
+    assert np.bincount(strat.labels).tolist() == [25, 25, 25, 25]
+    assert np.bincount(first.labels).min() < 25
+    assert strat.meta["stratified"] and len(strat.meta["indices"]) == 100
+    assert all(not f.startswith("/") for f in strat.meta["source_files"])
+
+
+@pytest.mark.parametrize("model, slug", [
+    ("HuggingFaceTB/SmolLM2-135M-Instruct", "SmolLM2-135M-Instruct"),
+    ("../shared/models/stories260K/hf", "stories260K"),
+    ("/x/models--org--Name/snapshots/" + "a" * 40, "Name"),
+    ("smollm2-135m", "smollm2-135m"),
+    ("/m/tiny.Q4.gguf", "tiny.Q4"),
+])
+def test_model_slug(model, slug):
+    assert model_slug(model) == slug
+    assert run_name(model, "sst2", 872, 2, "head", True) == f"{slug}-sst2-n872-2shot-head-strat"
+
+
+@pytest.mark.real_model
+def test_demo_small_n(smollm2_available, tmp_path, capsys):
+    """``infodiv demo`` end to end on 24 of the bundled SST-2 rows (the full demo is 872)."""
+    assert main(["demo", "--out", str(tmp_path), "--n", "24", "--n-permutations", "10",
+                 "--quiet"]) == 0
+    folder = tmp_path / "smollm2-135m-sst2-n24-0shot-block"
+    meta = json.loads((folder / "contributions" / "meta.json").read_text())["meta"]
+    assert meta["n_examples"] == 24 and meta["exactness_ok"]
+    assert meta["task_meta"]["data_source"] == "infodiv/data" or \
+        meta["task_meta"]["data_source"].endswith("infodiv/data")
+    out = capsys.readouterr().out
+    assert "smollm2-135m on sst2: N=24 M=61 C=2" in out and "report: " in out
+    assert (folder / "report.html").stat().st_size > 50_000

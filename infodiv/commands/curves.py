@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infodiv.commands.run import info_method_names
 from infodiv.setfunctions.registry import OBJECTIVE_NAMES
 
 DEFAULT_OBJECTIVES = ("accuracy", "mi_gaussian")
 
 
 def configure(parser) -> None:
-    parser.add_argument("run_dir", help="Contributions run directory (from `infodiv extract`)")
+    parser.add_argument("run_dir", help="run folder (infodiv run) or Contributions directory")
     parser.add_argument("--objective", nargs="+", default=list(DEFAULT_OBJECTIVES),
                         choices=OBJECTIVE_NAMES, metavar="OBJECTIVE",
                         help=f"set functions ({', '.join(OBJECTIVE_NAMES)}); "
@@ -27,6 +28,7 @@ def configure(parser) -> None:
     parser.add_argument("--stability", type=int, default=10,
                         help="bootstrap replicates for greedy-order stability (0 skips)")
     parser.add_argument("--info-method", default="gaussian",
+                        choices=(*info_method_names(), "none"),
                         help="estimator for the Theorem 5-7 terms ('none' skips them)")
     parser.add_argument("--ridge", type=float, default=0.0,
                         help="relative ridge for the Gaussian objectives (singular members)")
@@ -36,11 +38,11 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from extraction.contributions import Contributions
+    from infodiv.commands.preflight import load_run
     from infodiv.reports.curves import CurvesSettings, curves_report
 
-    contrib = Contributions.load(args.run_dir)
-    out = Path(args.out) if args.out else Path(args.run_dir) / "curves"
+    contrib, _, root = load_run(args.run_dir)   # run folder or contributions/
+    out = Path(args.out) if args.out else root / "curves"
     settings = CurvesSettings(
         objectives=tuple(args.objective), n_permutations=args.n_permutations,
         n_triples=args.n_triples, n_bootstrap=args.n_bootstrap, stability=args.stability,

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infodiv.commands.run import info_method_names
+
 
 def configure(parser) -> None:
-    parser.add_argument("run_dir", type=Path, help="Contributions run directory")
+    parser.add_argument("run_dir", type=Path,
+                        help="run folder (infodiv run) or Contributions directory")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default RUN_DIR/decompositions)")
     parser.add_argument("--info-method", nargs="*", default=["gaussian", "copula"],
+                        choices=(*info_method_names(), "none"), metavar="METHOD",
                         help="estimators for the information decomposition ('none' or no "
                              "value: skip it)")
     parser.add_argument("--seed", type=int, default=0)
@@ -27,11 +31,11 @@ def info_methods(values) -> tuple[str, ...]:
 
 
 def run(args) -> int:
-    from extraction.contributions import Contributions
+    from infodiv.commands.preflight import load_run
     from infodiv.reports.decomposition import decomposition_report
 
-    contrib = Contributions.load(args.run_dir)
-    out = args.out or args.run_dir / "decompositions"
+    contrib, _, root = load_run(args.run_dir)   # run folder or contributions/
+    out = args.out or root / "decompositions"
     doc = decomposition_report(contrib, out, random_state=args.seed,
                                info_methods=info_methods(args.info_method))
     r = doc["run"]

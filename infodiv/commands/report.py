@@ -1,0 +1,36 @@
+"""``infodiv report RUN_DIR...``: rebuild the HTML report from existing run folders.
+
+Accepts the folders ``infodiv run`` made (or their ``contributions/``); nothing is recomputed.
+One run: ``RUN_DIR/report.html`` by default; several: ``--out`` (default ``report.html`` in the
+working directory) covering all of them. ``.json`` and ``.csv`` with every number go beside it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def configure(parser) -> None:
+    parser.add_argument("run_dir", nargs="+", type=Path, help="run folders made by infodiv run")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="HTML file (default: RUN_DIR/report.html for one run, else "
+                             "./report.html)")
+
+
+def run(args) -> int:
+    from infodiv.commands.preflight import UserError, check_out, load_run
+    from infodiv.reports.html import print_summary, write_report
+
+    roots = []
+    for path in args.run_dir:
+        root = load_run(path)[2]   # refuses a corrupt run with the re-extract advice
+        if not (root / "decompositions").is_dir() and not (root / "curves").is_dir():
+            raise UserError(f"{path} has no decompositions/ or curves/ yet; run `infodiv "
+                            f"decompose {path}` and `infodiv curves {path}` first")
+        roots.append(root)
+    out = args.out or (roots[0] / "report.html" if len(roots) == 1 else Path("report.html"))
+    check_out(out.parent if str(out.parent) else Path("."), "--out")
+    page = write_report(roots, out)
+    for root in roots:
+        print_summary(root, page)
+    return 0

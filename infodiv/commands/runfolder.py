@@ -1,0 +1,150 @@
+"""Run folders of ``infodiv run``: names, the ``run.json`` record, stage keys, resume counts.
+
+A run folder ``<out>/<model>-<task>-n<N>-<shots>shot-<granularity>[-strat]/`` holds
+
+- ``run.json``: the configuration that identifies the run, the command that made it, one content
+  key per finished stage and the wall times;
+- ``contributions/`` (the Contributions run directory), ``decompositions/``, ``curves/``,
+  ``report.html`` with ``summary.json`` / ``summary.csv``, and ``README.md``.
+
+A folder that holds a run with another configuration is never replaced silently: the caller
+refuses with the differing settings unless ``--overwrite`` is given. Stages whose key (hash of
+their input arrays and settings) is unchanged are skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+from infodiv.commands.preflight import RUN_FILE, UserError
+
+__all__ = ["model_slug", "run_name", "RunFolder", "stage_key", "shards_done"]
+
+# the settings that make two runs different runs (everything else may change between resumes)
+IDENTITY = ("model", "task", "n", "shots", "granularity", "stratify", "seed", "dtype",
+            "max_length")
+_GENERIC = {"hf", "model", "models", "weights", "checkpoint", "final", "snapshot", "main"}
+
+
+def model_slug(model: str) -> str:
+    """A short file-name-safe label for a model id, folder or GGUF path.
+
+    ``HuggingFaceTB/SmolLM2-135M-Instruct`` -> ``SmolLM2-135M-Instruct``;
+    ``../shared/models/stories260K/hf`` -> ``stories260K``; ``smollm2-135m`` stays.
+    """
+    text = str(model).rstrip("/\\")
+    parts = [p for p in re.split(r"[/\\]", text) if p not in ("", ".", "..")]
+    if not parts:
+        return "model"
+    name = Path(parts[-1]).stem if parts[-1].endswith(".gguf") else parts[-1]
+    if len(parts) > 1 and (name.lower() in _GENERIC or re.fullmatch(r"[0-9a-f]{40}", name)):
+        name = parts[-2]
+        if name == "snapshots" and len(parts) > 2:        # HF cache: models--org--name/...
+            name = parts[-3].split("--")[-1]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "model"
+
+
+def run_name(model: str, task: str, n: int, shots: int, granularity: str,
+             stratify: bool = False) -> str:
+    """``<model>-<task>-n<N>-<shots>shot-<granularity>`` (+ ``-strat`` when stratified)."""
+    return (f"{model_slug(model)}-{task}-n{n}-{shots}shot-{granularity}"
+            + ("-strat" if stratify else ""))
+
+
+def stage_key(*parts) -> str:
+    """Content key of a stage: sha256 of its inputs and settings (JSON)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def shards_done(contrib_dir: Path) -> int:
+    """Examples already saved in the shards of an interrupted extraction into ``contrib_dir``."""
+    from extraction.shards import partial_dir
+
+    partial = partial_dir(contrib_dir)
+    try:
+        plan = json.loads((partial / "manifest.json").read_text()).get("plan") or []
+    except (OSError, ValueError):
+        return 0
+    done = 0
+    for i, shard in enumerate(plan):
+        if (partial / f"shard-{i:05d}.npz").is_file() and \
+                (partial / f"shard-{i:05d}.json").is_file():
+            done += sum(len(batch) for batch in shard)
+    return done
+
+
+class RunFolder:
+    """One run folder and its ``run.json``.
+
+    Parameters
+    ----------
+    path : Path
+        The folder.
+    config : dict
+        The run's settings; the keys in :data:`IDENTITY` decide whether an existing folder
+        holds the same run.
+    command : str
+        The command line that (re)creates the run, kept for the "re-extract" advice.
+    """
+
+    def __init__(self, path: Path, config: dict, command: str):
+        self.path = Path(path)
+        self.config = dict(config)
+        self.command = command
+        self.doc = {"config": self.config, "command": command, "stages": {}, "timings_s": {}}
+
+    @property
+    def contributions(self) -> Path:
+        return self.path / "contributions"
+
+    def check(self, overwrite: bool) -> str:
+        """Refuse (UserError) a folder holding another run; return "new", "same" or "replace".
+
+        Nothing is written or removed here; :meth:`prepare` acts on the answer.
+        """
+        file = self.path / RUN_FILE
+        if not self.path.exists() or not any(self.path.iterdir()):
+            return "new"
+        if not file.is_file():
+            raise UserError(f"{self.path} exists and was not made by infodiv run (no {RUN_FILE});"
+                            " choose another --out")
+        try:
+            old = json.loads(file.read_text())
+        except (OSError, ValueError):
+            old = {}
+        old_cfg = old.get("config", {}) if isinstance(old, dict) else {}
+        diffs = [f"{k} {old_cfg.get(k)!r} -> {self.config.get(k)!r}" for k in IDENTITY
+                 if old_cfg.get(k) != self.config.get(k)]
+        if not diffs:
+            self.doc["stages"] = old.get("stages", {})
+            return "same"
+        if overwrite:
+            return "replace"
+        raise UserError(f"{self.path} holds a different run ({', '.join(diffs)}); pass "
+                        "--overwrite to replace it or choose another --out")
+
+    def prepare(self, state: str) -> None:
+        """Create the folder (replacing it for ``state == "replace"``) and write run.json."""
+        if state == "replace":
+            shutil.rmtree(self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.save()
+
+    def save(self) -> None:
+        tmp = self.path / f".{RUN_FILE}.tmp-{os.getpid()}"
+        tmp.write_text(json.dumps(self.doc, indent=1, default=str))
+        os.replace(tmp, self.path / RUN_FILE)
+
+    def fresh(self, stage: str, key: str, output: Path) -> bool:
+        """True when ``stage`` finished with the same key and its output still exists."""
+        return self.doc["stages"].get(stage) == key and Path(output).exists()
+
+    def done(self, stage: str, key: str, seconds: float) -> None:
+        self.doc["stages"][stage] = key
+        self.doc["timings_s"][stage] = round(seconds, 2)
+        self.save()

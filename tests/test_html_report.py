@@ -1,0 +1,99 @@
+"""The self-contained HTML report: content checks, then a render in headless Chromium
+(screenshot, every image loaded, no console error). Built on a synthetic run folder, no model."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import re
+
+import pytest
+from _chromium import chromium_or_skip_reason, inspect_page
+from PIL import Image
+
+from infodiv.cli import main
+from infodiv.reports.html import fmt, write_report
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    from infodiv.controls import conditionally_independent_ensemble
+
+    root = tmp_path_factory.mktemp("runs") / "synthetic-ci-n200-0shot-block"
+    run = conditionally_independent_ensemble(200, 5, mu=0.5, random_state=0)
+    run.meta.update(model={"model_id": str(root.parent / "weights" / "synthetic"),
+                           "name": "synthetic", "weights_sha256": "ab" * 32},
+                    task="ci-control", n_examples=200, granularity="block", dtype="float32",
+                    device="cpu", versions={"numpy": "x", "torch": "y"},
+                    max_exactness_error=1.5e-6, exactness_rtol=1e-4, exactness_ok=True)
+    run.save(root / "contributions")
+    (root / "run.json").write_text(json.dumps({"config": {"seed": 0, "shots": 0},
+                                               "command": "infodiv run ...", "stages": {}}))
+    assert main(["decompose", str(root), "--info-method", "gaussian"]) == 0
+    assert main(["curves", str(root), "--objective", "accuracy", "mi_gaussian",
+                 "--n-permutations", "10", "--n-triples", "10", "--n-bootstrap", "100",
+                 "--stability", "0"]) == 0
+    return root
+
+
+def test_fmt_rounds_for_reading():
+    assert fmt(-0.001886467889908257) == "-0.00189" and fmt(-0.000188646) == "-1.89e-04"
+    assert fmt(0.5252293577981652) == "0.525"
+    assert fmt(30.969396619045913) == "31"
+    assert fmt(123456.7) == "1.23e+05" and fmt(872) == "872" and fmt(None) == "–"
+
+
+def test_page_content(run_folder):
+    page = write_report([run_folder], run_folder / "report.html")
+    text = page.read_text()
+    for needle in ("synthetic", "ci-control", "200 examples, 5 members, 2 options",
+                   "numpy x, torch y", "exact</span>", "1.50e-06", "Bias–diversity",
+                   "I(U;Y)", "slope of the gain profile", "Eq. 12", "infodiv run ..."):
+        assert needle in text, needle
+    assert str(run_folder.parent) not in text and "/tmp/" not in text
+    visible = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", text)
+    assert not re.search(r"\d\.\d{6,}", visible), "an unrounded number reached the page"
+    imgs = re.findall(r"<img src='data:image/png;base64,([A-Za-z0-9+/=]+)'", text)
+    assert len(imgs) == len(list(run_folder.glob("*/*.png"))) >= 6
+    for b in imgs:   # every embedded figure is a complete PNG
+        Image.open(io.BytesIO(base64.b64decode(b))).load()
+    assert "<script" not in text and "http" not in visible.replace("http-equiv", "")
+    rows = list(csv.DictReader(open(run_folder / "report.csv")))
+    assert rows and all(r["estimator"] and r["n"] == "200" for r in rows if r["value"])
+    full = json.loads((run_folder / "report.json").read_text())
+    assert full[0]["header"]["N"] == 200
+
+
+def test_multi_run_page_compares(run_folder, tmp_path):
+    page = write_report([run_folder, run_folder], tmp_path / "all.html")
+    assert "All runs" in page.read_text()
+
+
+def test_html_renders_in_headless_chromium(run_folder, tmp_path):
+    reason = chromium_or_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    page = write_report([run_folder], run_folder / "report.html")
+    doc = inspect_page(page, tmp_path / "shot.png")
+    assert doc["errors"] == []
+    assert doc["title"].startswith("infodiv: synthetic on ci-control")
+    assert len(doc["images"]) >= 6
+    broken = [i["alt"] for i in doc["images"] if not (i["complete"] and i["width"] > 0)]
+    assert broken == []
+    shot = (tmp_path / "shot.png").read_bytes()
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
+
+
+def test_the_browser_check_sees_a_broken_image_and_a_console_error(tmp_path):
+    reason = chromium_or_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!DOCTYPE html><title>bad</title><img alt='x' src='data:image/png;base64,"
+                   "AAAA'><script>console.error('boom'); missing_function();</script>")
+    doc = inspect_page(bad, tmp_path / "bad.png")
+    assert [i["width"] for i in doc["images"]] == [0]
+    assert any("boom" in e for e in doc["errors"])
+    assert any("missing_function" in e for e in doc["errors"])
