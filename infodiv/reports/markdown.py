@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["md_table", "fmt_pairs", "fmt_list"]
+__all__ = ["md_table", "fmt", "fmt_pairs", "fmt_list"]
 
 
 def md_table(columns, rows) -> list[str]:
@@ -13,6 +13,11 @@ def md_table(columns, rows) -> list[str]:
     return lines
 
 
+def fmt(value, spec: str = ".4g") -> str:
+    """One number formatted by ``spec``; None (a non-finite number in JSON) as ``nan``."""
+    return "nan" if value is None else f"{value:{spec}}"
+
+
 def fmt_pairs(d: dict, spec: str = ".4g") -> str:
     """``"key value, key value"`` with the values formatted by ``spec``."""
     return ", ".join(f"{k} {v:{spec}}" for k, v in d.items())
@@ -20,4 +25,4 @@ def fmt_pairs(d: dict, spec: str = ".4g") -> str:
 
 def fmt_list(values, spec: str = ".4g") -> str:
     """Comma-separated formatted numbers; None (a non-finite number in JSON) as ``nan``."""
-    return ", ".join("nan" if v is None else f"{v:{spec}}" for v in values)
+    return ", ".join(fmt(v, spec) for v in values)
