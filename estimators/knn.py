@@ -25,16 +25,24 @@ number of other samples strictly closer than ``eps_i`` in the subspace of variab
   neighbours searched within the class of ``i`` (``N_y`` samples) and ``m_i`` the number of
   other samples of any class within that distance (inclusive, as in Ross 2014)
 
-Ties: every continuous input is standardised per column and perturbed by seeded Gaussian noise
-of relative size 1e-10 (:func:`estimators.validation.jitter`), so duplicated rows or constant
-columns never give zero distances; the same ``rng`` gives bit-identical results. The max-norm is
-not invariant to per-column scaling, so these estimates are those of the standardised columns
-(MI and TC of the original variables are invariant to it; entropy adds back ``sum(log std)``).
-For conditional TC the columns are standardised once on all samples, not per class.
+Preprocessing (``preprocess=``, :func:`prepare`): ``"rank"`` (the default of MI, CMI and TC)
+replaces each column by its normal scores ``Phi^{-1}(rank / (n + 1))``, ties in a seeded random
+order; ``"standardize"`` centres and scales each column and adds seeded ``1e-10`` noise;
+``"none"`` adds that noise only. The max-norm is not invariant to per-column maps, so the three
+give different finite-sample estimates of the same (invariant) MI / CMI / TC; entropy is not
+invariant under ranks and uses ``"standardize"`` (adding back ``sum(log std)``) or ``"none"``.
+Measured (docs/estimators.md): normal scores cut the RMSE on the BMI Student-t 2 x 2 (df 1)
+task from 0.170 to 0.035 nats at n = 5000 and change the other BMI tasks by less than 0.02;
+the small-n CMI bias at n = 10 is -0.023 bits (rank), -0.103 (standardize), -0.165 (none) on a
+Gaussian with scales 1, 2, 3, but -0.268, -0.339, -0.243 when the conditioner is an
+independent U(0, 1); on ennemi's analytic cases (written for raw data) 59, 60 and 67 of 68 pass.
+The same ``rng`` gives bit-identical results. For conditional TC the columns are prepared once
+on all samples, not per class.
 
 Negative estimates are returned as they are (they signal bias or independence, never clamped).
 
-Accuracy, measured (tests/test_knn.py, benchmarks/bench_knn.py -> benchmarks/results/knn.json):
+Accuracy, measured (tests/test_knn.py, benchmarks/bench_knn.py -> benchmarks/results/knn.json;
+estimates of more than :data:`estimators.diagnostics.KNN_MAX_DIMS` = 10 joint dimensions warn):
 close to exact on low-dimensional Gaussians and on the label/XOR models at n = 4000 (errors
 within 4 s.e. plus at most 5%), but KSG is biased DOWNWARD under dependence spread over many
 dimensions, because the joint k-th-neighbour ball becomes so large that the marginal counts
@@ -74,7 +82,7 @@ __all__ = [
 
 PREPROCESS = ("standardize", "rank", "none")
 #: what ``preprocess=None`` means for MI, CMI and TC (entropy: ``"standardize"``)
-DEFAULT_PREPROCESS = "standardize"
+DEFAULT_PREPROCESS = "rank"
 
 
 def prepare(x: np.ndarray, rng: np.random.Generator, preprocess: str | None = None):

@@ -191,14 +191,15 @@ def test_formulas_match_naive_reference(small, path, monkeypatch):
            + np.log(x[:, :3].std(0)).sum())
     assert knn.entropy(x[:, :3], k=k, rng=rng()) == pytest.approx(ref, rel=1e-12)
 
+    prep = knn.prepare  # the default preprocessing of MI / CMI / TC (entropy: jitter)
     r = rng()
-    a, b = jitter(x[:, :2], r), jitter(x[:, 2:], r)
+    a, b = prep(x[:, :2], r), prep(x[:, 2:], r)
     assert knn.mutual_information(x[:, :2], x[:, 2:], k=k, rng=rng()) == pytest.approx(
         _ksg_ref([a, b], k), rel=1e-12)
 
     parts = np.split(x, 3, axis=1)
     r = rng()
-    jit = [jitter(p, r) for p in parts]
+    jit = [prep(p, r) for p in parts]
     assert knn.total_correlation(parts, k=k, rng=rng()) == pytest.approx(
         _ksg_ref(jit, k), rel=1e-12)
     ctc_ref = sum(np.mean(labels == c) * _ksg_ref([j[labels == c] for j in jit], k)
@@ -210,7 +211,7 @@ def test_formulas_match_naive_reference(small, path, monkeypatch):
         ctc_ref, rel=1e-12)
 
     r = rng()
-    jx, jy, jz = jitter(x[:, :1], r), jitter(x[:, 1:2], r), jitter(x[:, 2:4], r)
+    jx, jy, jz = prep(x[:, :1], r), prep(x[:, 1:2], r), prep(x[:, 2:4], r)
     eps = _kth(_dist(jx, jy, jz), k)[:, None]
     n_xz, n_yz, n_z = ((_dist(*s) < eps).sum(1) for s in ((jx, jz), (jy, jz), (jz,)))
     ref = digamma(k) - np.mean(digamma(n_xz + 1) + digamma(n_yz + 1) - digamma(n_z + 1))
@@ -219,7 +220,7 @@ def test_formulas_match_naive_reference(small, path, monkeypatch):
 
     lab = labels.copy()
     lab[:2] = 9  # a class of 2 samples: k_i = min(k, 1)
-    z = jitter(x[:, :2], rng())
+    z = prep(x[:, :2], rng())
     d = _dist(z)
     radius, k_i, n_y = np.empty(150), np.empty(150), np.empty(150)
     for c in np.unique(lab):
