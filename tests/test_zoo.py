@@ -120,7 +120,7 @@ def test_killed_run_resumes_to_same_weights(zoo_data, tmp_path):
     tok_dir = tmp_path / "tok"
     tok.save_pretrained(tok_dir)
     spec = ModelSpec(1, repeats=2, **TINY)
-    cfg = TrainConfig(steps=150, batch_size=8, lr=3e-3, warmup=5, checkpoint_every=5)
+    cfg = TrainConfig(steps=80, batch_size=8, lr=3e-3, warmup=5, checkpoint_every=5)
     killed = tmp_path / "killed"
     script = (
         "import sys; from transformers import PreTrainedTokenizerFast\n"
