@@ -28,6 +28,7 @@ gpt_neox       attention, mlp         LayerNorm; with ``use_parallel_residual`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -39,40 +40,111 @@ __all__ = ["ArchSpec", "BoundArch", "FinalNorm", "SPECS", "resolve", "supported_
 
 @dataclass(frozen=True)
 class ArchSpec:
-    """Static description of one decoder family (attribute paths are relative)."""
+    """Static description of one decoder family (attribute paths are relative).
+
+    Every field past ``o_proj`` is an adapter for one way a family departs from the Llama
+    layout; ``docs/adding_a_family.md`` explains how to choose them.
+    """
 
     layers: str            # path from the base model to the ModuleList of blocks
     final_norm: str        # path from the base model to the final norm
     attn_write: str        # path inside a block: module whose output is the attention write
     mlp_write: str         # path inside a block: module whose output is the MLP write
     o_proj: str            # path inside a block: attention output projection (heads -> d)
+    down_proj: str | None = None  # path inside a block: MLP output projection (neurons -> d)
     norm: str = "rms"      # "rms" or "layer"
     gain_offset: float = 0.0   # Gemma: the norm multiplies by (1 + g)
-    attn_post_norm: str | None = None  # Gemma-2: RMSNorm applied to the o_proj output
-    parallel_attr: str | None = None   # config flag for parallel attention + MLP
+    norm_eps: float | None = None  # eps of a norm module that does not store it (OLMo)
+    attn_post_norm: str | None = None  # RMSNorm applied to the o_proj output (Gemma-2, OLMo-2)
+    mlp_post_norm: str | None = None   # RMSNorm applied to the down_proj output
+    parallel: bool | str | Callable = False  # True, a config flag name, or f(config) -> bool
+    residual_in_output: tuple[str, ...] = ()  # kinds whose module returns residual + write
+    write_multiplier: str | None = None  # config attribute scaling every block write (Granite)
+    logit_multiplier: tuple[str, str] | None = None  # (config attribute, "mul" | "div")
     softcap_attr: str | None = None    # config attribute of final-logit soft-capping
+    unembed_in: str | None = None      # path from the base model: linear after the final norm
+    moe: bool = False                  # the MLP write is a routed sum of experts
+    refuse: Callable | None = None     # f(config) -> reason string when a variant is unsupported
 
 
-_LLAMA = ArchSpec(layers="layers", final_norm="norm", attn_write="self_attn", mlp_write="mlp",
-                  o_proj="self_attn.o_proj")
+def _llama(**kw) -> ArchSpec:
+    kw.setdefault("down_proj", None if kw.get("moe") else "mlp.down_proj")
+    return ArchSpec(layers="layers", final_norm="norm", attn_write="self_attn",
+                    mlp_write="mlp", o_proj="self_attn.o_proj", **kw)
+
+
+def _post_norm(**kw) -> ArchSpec:
+    """Gemma-2/3 and OLMo-2/3: the writes are RMSNorms of the attention / MLP outputs."""
+    return ArchSpec(layers="layers", final_norm="norm", attn_write="post_attention_layernorm",
+                    mlp_write="post_feedforward_layernorm", o_proj="self_attn.o_proj",
+                    down_proj="mlp.down_proj", attn_post_norm="post_attention_layernorm",
+                    mlp_post_norm="post_feedforward_layernorm", **kw)
+
+
+def _gpt(**kw) -> ArchSpec:
+    """GPT-2 style ``transformer.h`` blocks with a LayerNorm ``ln_f``."""
+    kw = {"attn_write": "attn", "mlp_write": "mlp", "o_proj": "attn.c_proj",
+          "down_proj": "mlp.c_proj", **kw}
+    return ArchSpec(layers="h", final_norm="ln_f", norm="layer", **kw)
+
+
+def _falcon_parallel(config) -> bool:
+    return bool(config.parallel_attn or config.new_decoder_architecture)
+
+
+def _opt_refuse(config):
+    if not config.do_layer_norm_before:
+        return "do_layer_norm_before=False is a post-norm block (the residual is normalised)"
+    return None
+
+
+def _bloom_refuse(config):
+    if config.apply_residual_connection_post_layernorm:
+        return ("apply_residual_connection_post_layernorm=True replaces the residual by a "
+                "normalised copy: not a sum of writes")
+    return None
+
+
+_LLAMA = _llama()
 SPECS: dict[str, ArchSpec] = {
-    "llama": _LLAMA,
-    "mistral": _LLAMA,
-    "qwen2": _LLAMA,
-    "qwen3": _LLAMA,
-    "phi3": _LLAMA,
-    "gemma": ArchSpec(layers="layers", final_norm="norm", attn_write="self_attn",
-                      mlp_write="mlp", o_proj="self_attn.o_proj", gain_offset=1.0),
-    "gemma2": ArchSpec(layers="layers", final_norm="norm",
-                       attn_write="post_attention_layernorm",
-                       mlp_write="post_feedforward_layernorm", o_proj="self_attn.o_proj",
-                       gain_offset=1.0, attn_post_norm="post_attention_layernorm",
-                       softcap_attr="final_logit_softcapping"),
-    "gpt2": ArchSpec(layers="h", final_norm="ln_f", attn_write="attn", mlp_write="mlp",
-                     o_proj="attn.c_proj", norm="layer"),
+    "llama": _LLAMA, "mistral": _LLAMA, "qwen2": _LLAMA, "qwen3": _LLAMA, "phi3": _LLAMA,
+    "smollm3": _LLAMA,
+    "starcoder2": _llama(norm="layer", down_proj="mlp.c_proj"),
+    "granite": _llama(write_multiplier="residual_multiplier",
+                      logit_multiplier=("logits_scaling", "div")),
+    "olmo": _llama(norm="layer", norm_eps=1e-5),
+    "cohere": _llama(norm="layer", parallel=True, logit_multiplier=("logit_scale", "mul")),
+    "cohere2": _llama(norm="layer", parallel=True, logit_multiplier=("logit_scale", "mul")),
+    "stablelm": _llama(norm="layer", parallel="use_parallel_residual"),
+    "mixtral": _llama(moe=True), "qwen2_moe": _llama(moe=True), "qwen3_moe": _llama(moe=True),
+    "olmoe": _llama(moe=True),
+    "gemma": _llama(gain_offset=1.0),
+    "gemma2": _post_norm(gain_offset=1.0, softcap_attr="final_logit_softcapping"),
+    "gemma3_text": _post_norm(gain_offset=1.0, softcap_attr="final_logit_softcapping"),
+    "olmo2": _post_norm(), "olmo3": _post_norm(),
+    "phi": ArchSpec(layers="layers", final_norm="final_layernorm", attn_write="self_attn",
+                    mlp_write="mlp", o_proj="self_attn.dense", down_proj="mlp.fc2",
+                    norm="layer", parallel=True),
+    "gpt2": _gpt(),
+    "gpt_bigcode": _gpt(),
+    "gptj": _gpt(o_proj="attn.out_proj", down_proj="mlp.fc_out", parallel=True),
+    "gpt_neo": _gpt(o_proj="attn.attention.out_proj"),
     "gpt_neox": ArchSpec(layers="layers", final_norm="final_layer_norm", attn_write="attention",
-                         mlp_write="mlp", o_proj="attention.dense", norm="layer",
-                         parallel_attr="use_parallel_residual"),
+                         mlp_write="mlp", o_proj="attention.dense",
+                         down_proj="mlp.dense_4h_to_h", norm="layer",
+                         parallel="use_parallel_residual"),
+    "falcon": _gpt(attn_write="self_attention", o_proj="self_attention.dense",
+                   down_proj="mlp.dense_4h_to_h", parallel=_falcon_parallel),
+    "bloom": _gpt(attn_write="self_attention", o_proj="self_attention.dense",
+                  down_proj="mlp.dense_4h_to_h", residual_in_output=("attn", "mlp"),
+                  refuse=_bloom_refuse),
+    "mpt": ArchSpec(layers="blocks", final_norm="norm_f", attn_write="attn", mlp_write="ffn",
+                    o_proj="attn.out_proj", down_proj="ffn.down_proj", norm="layer",
+                    residual_in_output=("mlp",)),
+    "opt": ArchSpec(layers="decoder.layers", final_norm="decoder.final_layer_norm",
+                    attn_write="self_attn", mlp_write="fc2", o_proj="self_attn.out_proj",
+                    down_proj="fc2", norm="layer", unembed_in="decoder.project_out",
+                    refuse=_opt_refuse),
 }
 
 
@@ -115,7 +187,13 @@ def norm_stat(x: torch.Tensor, kind: str, eps: float) -> torch.Tensor:
 
 @dataclass
 class BoundArch:
-    """An :class:`ArchSpec` bound to one model instance."""
+    """An :class:`ArchSpec` bound to one model instance.
+
+    ``write_scale`` multiplies every attention / MLP write (Granite's residual multiplier: the
+    hooked module returns the unscaled output); ``logit_scale`` multiplies the logits (Cohere's
+    ``logit_scale``, Granite's ``1 / logits_scaling``); both are linear, so they are folded into
+    the members exactly. ``softcap`` is not linear: the members decompose the pre-cap logits.
+    """
 
     family: str
     spec: ArchSpec
@@ -125,6 +203,9 @@ class BoundArch:
     parallel: bool
     softcap: float | None
     n_heads: int
+    write_scale: float = 1.0
+    logit_scale: float = 1.0
+    unembed_in: torch.Tensor | None = None   # [d_out, d] float32 linear after the final norm
 
     @property
     def distinct_blocks(self) -> list[nn.Module]:
@@ -140,21 +221,34 @@ class BoundArch:
 
     def o_proj_weight(self, block: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Output projection as float32 ``W [d, H, d_head]`` and bias ``[d]`` or None."""
-        mod = _get(block, self.spec.o_proj)
-        w = mod.weight.detach().float()
-        if type(mod).__name__ == "Conv1D":   # GPT-2 stores [in, out]
-            w = w.t()
+        w, b = _linear(_get(block, self.spec.o_proj))
         d, k = w.shape
         if k % self.n_heads:
             raise ValueError(f"o_proj input width {k} is not a multiple of {self.n_heads} heads")
-        b = getattr(mod, "bias", None)
-        return w.reshape(d, self.n_heads, k // self.n_heads), (
-            None if b is None else b.detach().float())
+        return w.reshape(d, self.n_heads, k // self.n_heads), b
 
-    def post_norm(self, block: nn.Module) -> FinalNorm | None:
-        if self.spec.attn_post_norm is None:
+    def down_proj_weight(self, block: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """MLP output projection as float32 ``W [d, F]`` (one column per neuron) and bias."""
+        if self.spec.down_proj is None:
+            raise ValueError(f"family {self.family!r} has no dense MLP output projection "
+                             f"({'mixture-of-experts block' if self.spec.moe else 'not set'}):"
+                             " granularity='neuron' is not available")
+        return _linear(_get(block, self.spec.down_proj))
+
+    def post_norm(self, block: nn.Module, kind: str = "attn") -> FinalNorm | None:
+        path = self.spec.attn_post_norm if kind == "attn" else self.spec.mlp_post_norm
+        if path is None:
             return None
-        return _norm_params(_get(block, self.spec.attn_post_norm), self.spec)
+        return _norm_params(_get(block, path), self.spec)
+
+
+def _linear(mod: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Float32 ``[out, in]`` weight and bias of a Linear or a GPT-2 ``Conv1D`` ([in, out])."""
+    w = mod.weight.detach().float()
+    if type(mod).__name__ == "Conv1D":
+        w = w.t()
+    b = getattr(mod, "bias", None)
+    return w, (None if b is None else b.detach().float())
 
 
 def _get(module: nn.Module, path: str) -> nn.Module:
@@ -166,39 +260,72 @@ def _get(module: nn.Module, path: str) -> nn.Module:
     return module
 
 
-def _norm_params(mod: nn.Module, spec: ArchSpec) -> FinalNorm:
+def _norm_params(mod: nn.Module, spec: ArchSpec, like: torch.Tensor | None = None) -> FinalNorm:
+    """Read a norm module as a :class:`FinalNorm` and verify it on a probe vector.
+
+    A norm without a gain (OLMo's parameter-free LayerNorm) gets ``G = 1``; ``like`` gives the
+    dtype and device of such a module's input.
+    """
     if isinstance(mod, nn.LayerNorm):
         kind, eps = "layer", float(mod.eps)
     else:
         kind = spec.norm
-        eps = getattr(mod, "variance_epsilon", getattr(mod, "eps", None))
+        eps = getattr(mod, "variance_epsilon", getattr(mod, "eps", spec.norm_eps))
         if eps is None:
             raise ValueError(f"cannot find eps of norm {type(mod).__name__}")
         eps = float(eps)
     weight = getattr(mod, "weight", None)
-    if weight is None:
-        raise ValueError(f"norm {type(mod).__name__} has no gain weight; unsupported variant")
-    gain = weight.detach().float().cpu() + spec.gain_offset
+    ref = weight if weight is not None else like
+    if ref is None:
+        raise ValueError(f"norm {type(mod).__name__} has no gain weight and no reference "
+                         "parameter for its dtype; unsupported variant")
+    width = _norm_width(mod, weight)
+    gain = (torch.ones(width) if weight is None else weight.detach().float().cpu()) \
+        + spec.gain_offset
     bias = getattr(mod, "bias", None)
     beta = None if bias is None else bias.detach().float().cpu()
     fn = FinalNorm(kind, eps, gain, beta)
-    _check_norm(mod, fn)
+    _check_norm(mod, fn, ref)
     return fn
 
 
-def _check_norm(mod: nn.Module, fn: FinalNorm) -> None:
+def _norm_width(mod: nn.Module, weight) -> int:
+    if weight is not None:
+        return int(weight.shape[-1])
+    shape = getattr(mod, "normalized_shape", None)
+    if shape is None:
+        raise ValueError(f"norm {type(mod).__name__} has neither a gain nor a normalized_shape")
+    return int(shape[-1] if isinstance(shape, (tuple, list)) else shape)
+
+
+def _check_norm(mod: nn.Module, fn: FinalNorm, ref: torch.Tensor) -> None:
     """Verify our float32 reading of the norm against the module itself on a probe vector."""
-    p = next(mod.parameters())
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(3, fn.gain.shape[0], generator=gen) * 3 + 0.5
     with torch.no_grad():
-        ref = mod(x.to(device=p.device, dtype=p.dtype)).float().cpu()
-    mine = fn(x.to(p.dtype).float())
-    tol = 1e-4 if p.dtype == torch.float32 else 3e-2
-    err = (ref - mine).abs().max().item() / (1 + ref.abs().max().item())
+        out = mod(x.to(device=ref.device, dtype=ref.dtype)).float().cpu()
+    mine = fn(x.to(ref.dtype).float())
+    tol = 1e-4 if ref.dtype == torch.float32 else 3e-2
+    err = (out - mine).abs().max().item() / (1 + out.abs().max().item())
     if not err <= tol:
         raise ValueError(f"norm {type(mod).__name__} does not behave as a {fn.kind} norm with "
                          f"the expected gain (relative mismatch {err:.2e}); unsupported variant")
+
+
+def _parallel(spec: ArchSpec, config) -> bool:
+    if callable(spec.parallel):
+        return bool(spec.parallel(config))
+    if isinstance(spec.parallel, str):
+        return bool(getattr(config, spec.parallel, False))
+    return bool(spec.parallel)
+
+
+def _logit_scale(spec: ArchSpec, config) -> float:
+    if spec.logit_multiplier is None:
+        return 1.0
+    attr, op = spec.logit_multiplier
+    value = float(getattr(config, attr))
+    return value if op == "mul" else 1.0 / value
 
 
 def resolve(model: nn.Module) -> BoundArch:
@@ -207,8 +334,9 @@ def resolve(model: nn.Module) -> BoundArch:
     Raises
     ------
     ValueError
-        If the model has no causal LM head, or its ``config.model_type`` is not supported
-        (the message lists the supported families).
+        If the model has no causal LM head, its ``config.model_type`` is not supported (the
+        message lists the supported families), or its configuration is a variant the family
+        row refuses (the message says why).
     """
     config = getattr(model, "config", None)
     if config is None or not hasattr(model, "get_output_embeddings"):
@@ -222,21 +350,55 @@ def resolve(model: nn.Module) -> BoundArch:
         raise ValueError(f"unsupported architecture {family!r} ({type(model).__name__}); "
                          f"supported families: {', '.join(supported_families())}")
     spec = SPECS[family]
+    reason = spec.refuse(config) if spec.refuse is not None else None
+    if reason:
+        raise ValueError(f"unsupported {family!r} variant: {reason}")
     base = model.base_model
     blocks = list(_get(base, spec.layers))
     n_layers = getattr(config, "num_hidden_layers", len(blocks))
     blocks = blocks[:n_layers]
     n_heads = getattr(config, "num_attention_heads", None) or config.n_head
-    parallel = bool(getattr(config, spec.parallel_attr, False)) if spec.parallel_attr else False
     softcap = getattr(config, spec.softcap_attr, None) if spec.softcap_attr else None
-    return BoundArch(family, spec, base, blocks, _norm_params(_get(base, spec.final_norm), spec),
-                     parallel, None if softcap is None else float(softcap), int(n_heads))
+    write_scale = float(getattr(config, spec.write_multiplier)) if spec.write_multiplier else 1.0
+    unembed_in = None
+    if spec.unembed_in is not None:
+        proj = _get(base, spec.unembed_in) if _has(base, spec.unembed_in) else None
+        if proj is not None:
+            w, b = _linear(proj)
+            if b is not None:
+                raise ValueError(f"{spec.unembed_in} has a bias; unsupported variant")
+            unembed_in = w
+    norm = _norm_params(_get(base, spec.final_norm), spec, like=head.weight)
+    return BoundArch(family, spec, base, blocks, norm, _parallel(spec, config),
+                     None if softcap is None else float(softcap), int(n_heads), write_scale,
+                     _logit_scale(spec, config), unembed_in)
 
 
-def unembedding(model: nn.Module, option_ids) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Float32 rows ``W_opt [C, d]`` of the LM head and its bias ``[C]`` (or None)."""
+def _has(module: nn.Module, path: str) -> bool:
+    for part in path.split("."):
+        module = getattr(module, part, None)
+        if module is None:
+            return False
+    return True
+
+
+def unembedding(model: nn.Module, ids, arch: BoundArch | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Float32 rows ``W [C, d]`` of the LM head for vocabulary ``ids`` and its bias (or None).
+
+    With ``arch`` the rows are those of the whole linear map from the final-norm output to the
+    model's logits: OPT's ``project_out`` is folded in (``W · P``) and the logit multiplier is
+    applied to both the rows and the bias.
+    """
     head = model.get_output_embeddings()
-    idx = torch.as_tensor(list(option_ids), dtype=torch.long, device=head.weight.device)
+    idx = torch.as_tensor(list(ids), dtype=torch.long, device=head.weight.device)
     w = head.weight.detach().index_select(0, idx).float()
     b = getattr(head, "bias", None)
-    return w, (None if b is None else b.detach().index_select(0, idx).float())
+    b = None if b is None else b.detach().index_select(0, idx).float()
+    if arch is not None:
+        if arch.unembed_in is not None:
+            w = w @ arch.unembed_in.to(w.device)
+        if arch.logit_scale != 1.0:
+            w = w * arch.logit_scale
+            b = None if b is None else b * arch.logit_scale
+    return w, b

@@ -1,4 +1,4 @@
-"""Forward hooks that record every residual-stream write at the last position.
+"""Forward hooks that record every residual-stream write at the read position (default last).
 
 For one forward pass of the base model the :class:`WriteRecorder` produces the ordered list of
 writes ``r_1..r_K`` (float32, last position only):
@@ -30,14 +30,13 @@ class Write:
     kind: str                    # "embed" | "attn" | "mlp"
     block: int                   # distinct block index (-1 for embed)
     execution: int               # how many times this block ran before in this forward
-    r: torch.Tensor              # [B, d] float32 residual write at the last position
+    r: torch.Tensor              # [B, d] float32 residual write at the read position
     z: torch.Tensor | None = None  # [B, H*d_head] o_proj input (head granularity)
+    a: torch.Tensor | None = None  # [B, F] down-projection input (neuron granularity)
 
 
-def _last(t) -> torch.Tensor:
-    if isinstance(t, tuple):
-        t = t[0]
-    return t[:, -1, :].detach()
+def _first(t) -> torch.Tensor:
+    return t[0] if isinstance(t, tuple) else t
 
 
 class WriteRecorder:
@@ -50,41 +49,73 @@ class WriteRecorder:
         Also capture the attention output-projection input.
     device : torch.device
         Where captured vectors are collected (the LM-head device).
+    neurons : bool
+        Also capture the MLP down-projection input (one coordinate per neuron).
+    index : LongTensor [B], optional
+        Read position of every row of the batch in the padded sequence (default: the last).
+
+    Family adapters (see :class:`~extraction.architectures.ArchSpec`): a module listed in
+    ``residual_in_output`` returns ``residual + write`` (BLOOM, MPT), so its residual argument
+    (``args[1]`` or ``residual=``) is subtracted in float32; ``write_scale`` (Granite's residual
+    multiplier) multiplies the hooked output; a module that flattens ``[B, T, d]`` to
+    ``[B·T, d]`` (OPT's ``fc2``) is reshaped back.
     """
 
-    def __init__(self, arch: BoundArch, *, heads: bool, device):
-        self.arch, self.heads, self.device = arch, heads, device
+    def __init__(self, arch: BoundArch, *, heads: bool, device, neurons: bool = False,
+                 index=None):
+        self.arch, self.heads, self.neurons, self.device = arch, heads, neurons, device
+        self.index = index
         self.writes: list[Write] = []
         self._handles = []
         self._count: dict[tuple[int, str], int] = {}
-        self._pending_z: dict[int, torch.Tensor] = {}
+        self._pending: dict[tuple[int, str], torch.Tensor] = {}
 
     def reset(self) -> None:
-        self.writes, self._count, self._pending_z = [], {}, {}
+        self.writes, self._count, self._pending = [], {}, {}
+
+    def _at(self, t) -> torch.Tensor:
+        t = _first(t).detach()
+        b = self._batch
+        if t.ndim == 2:          # [B·T, d] (OPT flattens the MLP input)
+            t = t.view(b, -1, t.shape[-1])
+        if self.index is None:
+            return t[:, -1, :]
+        idx = self.index.to(t.device)
+        return t[torch.arange(b, device=t.device), idx, :]
 
     def _keep(self, t) -> torch.Tensor:
         # copy=True: a view would keep the whole [B, T, d] activation alive
-        return _last(t).to(self.device, torch.float32, copy=True)
+        return self._at(t).to(self.device, torch.float32, copy=True)
 
     def _embed_hook(self, module, args, kwargs):
         if not self.writes:
             hs = args[0] if args else kwargs["hidden_states"]
+            self._batch = hs.shape[0]
             self.writes.append(Write("embed", -1, 0, self._keep(hs)))
 
     def _write_hook(self, block: int, kind: str):
-        def hook(module, args, output):
+        subtract = kind in self.arch.spec.residual_in_output
+        scale = self.arch.write_scale
+
+        def hook(module, args, kwargs, output):
             key = (block, kind)
             e = self._count.get(key, 0)
             self._count[key] = e + 1
-            z = self._pending_z.pop(block, None) if kind == "attn" else None
-            if self.heads and kind == "attn" and z is None:
-                raise RuntimeError(f"block {block}: attention output projection was not called")
-            self.writes.append(Write(kind, block, e, self._keep(output), z))
+            r = self._keep(output)
+            if subtract:
+                r = r - self._keep(args[1] if len(args) > 1 else kwargs["residual"])
+            if scale != 1.0:
+                r = r * scale
+            pend = self._pending.pop((block, kind), None)
+            if (self.heads and kind == "attn" or self.neurons and kind == "mlp") and pend is None:
+                raise RuntimeError(f"block {block}: the {kind} output projection was not called")
+            z, a = (pend, None) if kind == "attn" else (None, pend)
+            self.writes.append(Write(kind, block, e, r, z, a))
         return hook
 
-    def _z_hook(self, block: int):
+    def _input_hook(self, block: int, kind: str):
         def hook(module, args):
-            self._pending_z[block] = self._keep(args[0])
+            self._pending[(block, kind)] = self._keep(args[0])
         return hook
 
     def __enter__(self) -> WriteRecorder:
@@ -93,13 +124,16 @@ class WriteRecorder:
         self._handles.append(arch.blocks[0].register_forward_pre_hook(
             self._embed_hook, with_kwargs=True))
         for i, block in enumerate(arch.distinct_blocks):
-            self._handles.append(arch.submodule(block, arch.spec.attn_write)
-                                 .register_forward_hook(self._write_hook(i, "attn")))
-            self._handles.append(arch.submodule(block, arch.spec.mlp_write)
-                                 .register_forward_hook(self._write_hook(i, "mlp")))
+            for kind, path in (("attn", arch.spec.attn_write), ("mlp", arch.spec.mlp_write)):
+                self._handles.append(arch.submodule(block, path).register_forward_hook(
+                    self._write_hook(i, kind), with_kwargs=True))
             if self.heads:
                 self._handles.append(arch.submodule(block, arch.spec.o_proj)
-                                     .register_forward_pre_hook(self._z_hook(i)))
+                                     .register_forward_pre_hook(self._input_hook(i, "attn")))
+            if self.neurons:
+                arch.down_proj_weight(block)   # clear error for families without one
+                self._handles.append(arch.submodule(block, arch.spec.down_proj)
+                                     .register_forward_pre_hook(self._input_hook(i, "mlp")))
         return self
 
     def __exit__(self, *exc) -> None:

@@ -3,7 +3,8 @@
 This module is numpy-only on purpose: analyses load a run directory without importing torch.
 
 A run directory holds
-- ``arrays.npz``: ``u`` [N, M, C] float32, ``bias`` [C] or [N, C] float32, ``labels`` [N] int64,
+- ``arrays.npz``: ``u`` [N, M, C] float32, ``bias`` [C] or [N, C] float32, ``labels`` [N] int64
+  (``-1`` for unlabelled examples: reading ``Contributions.labels`` then raises),
   ``logits`` [N, C] float32, ``scale`` [N, M] float32, ``option_ids`` [C] int64;
 - ``meta.json``: ``members`` (list of member records), ``options`` (C strings), ``meta`` (model,
   task, template, dtype, device, versions, exactness error, seed, ...) and the sha256 of
@@ -51,6 +52,8 @@ class Member:
     junction : bool
         True when the residual stream is complete after this member (a residual-write
         boundary): logit-lens readouts are defined only there.
+    neuron : int or None
+        MLP neuron index for neuron granularity (``"L3.mlp#0.n17"``); None otherwise.
     """
 
     name: str
@@ -59,10 +62,12 @@ class Member:
     execution: int = 0
     head: int | None = None
     junction: bool = True
+    neuron: int | None = None
 
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "block": self.block,
-                "execution": self.execution, "head": self.head, "junction": self.junction}
+                "execution": self.execution, "head": self.head, "junction": self.junction,
+                "neuron": self.neuron}
 
 
 def sha256_file(path: Path) -> str:
@@ -101,14 +106,15 @@ class Contributions:
         self.bias = np.asarray(self.bias, dtype=np.float32)
         if self.bias.shape not in ((c,), (n, c)):
             raise ValueError(f"bias must be [C]={c} or [N, C]=({n}, {c}), got {self.bias.shape}")
-        self.labels = np.asarray(self.labels)
-        if self.labels.shape != (n,) or not np.issubdtype(self.labels.dtype, np.integer):
-            raise ValueError(f"labels must be {n} integers, got shape {self.labels.shape} "
-                             f"dtype {self.labels.dtype}")
-        self.labels = self.labels.astype(np.int64)
-        if n and (self.labels.min() < 0 or self.labels.max() >= c):
-            raise ValueError(f"labels must lie in [0, {c}), got range "
-                             f"[{self.labels.min()}, {self.labels.max()}]")
+        labels = np.asarray(self._labels)
+        if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer):
+            raise ValueError(f"labels must be {n} integers, got shape {labels.shape} "
+                             f"dtype {labels.dtype}")
+        labels = labels.astype(np.int64)
+        if n and (labels.min() < -1 or labels.max() >= c):
+            raise ValueError(f"labels must lie in [0, {c}) (or be -1: unlabelled), got range "
+                             f"[{labels.min()}, {labels.max()}]")
+        self._labels = labels
         self.logits = np.asarray(self.logits, dtype=np.float32)
         if self.logits.shape != (n, c):
             raise ValueError(f"logits must be [N, C]=({n}, {c}), got {self.logits.shape}")
@@ -177,11 +183,21 @@ class Contributions:
         """Accuracy of the model's own option logits."""
         return float((self.logits.argmax(axis=1) == self.labels).mean())
 
+    @property
+    def n_unlabelled(self) -> int:
+        """Examples extracted from unlabelled records (label ``-1``)."""
+        return int((self._labels < 0).sum())
+
+    @property
+    def raw_labels(self) -> np.ndarray:
+        """Labels with ``-1`` for unlabelled examples (never raises)."""
+        return self._labels
+
     def take(self, examples) -> Contributions:
         """A new Contributions restricted to the given examples (index array or mask)."""
         idx = np.asarray(examples)
         bias = self.bias if self.bias.ndim == 1 else self.bias[idx]
-        return Contributions(self.u[idx], bias, self.labels[idx], self.logits[idx],
+        return Contributions(self.u[idx], bias, self._labels[idx], self.logits[idx],
                              self.scale[idx], list(self.members), list(self.options),
                              self.option_ids, dict(self.meta))
 
@@ -195,7 +211,7 @@ class Contributions:
         directory.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=directory.parent))
         try:
-            arrays = {"u": self.u, "bias": self.bias, "labels": self.labels,
+            arrays = {"u": self.u, "bias": self.bias, "labels": self._labels,
                       "logits": self.logits, "scale": self.scale}
             if self.option_ids is not None:
                 arrays["option_ids"] = self.option_ids
@@ -243,6 +259,23 @@ class Contributions:
         return cls(arrays["u"], arrays["bias"], arrays["labels"], arrays["logits"],
                    arrays["scale"], [Member(**m) for m in doc["members"]], doc["options"],
                    arrays.get("option_ids"), doc.get("meta", {}))
+
+
+def _get_labels(self) -> np.ndarray:
+    if (self._labels < 0).any():
+        raise ValueError(f"this run has {self.n_unlabelled} of {len(self._labels)} examples "
+                         "without a label (extracted from unlabelled records); analyses that "
+                         "need labels cannot use it (raw_labels gives -1 for them)")
+    return self._labels
+
+
+def _set_labels(self, value) -> None:
+    self._labels = value
+
+
+# ``labels`` is a dataclass field whose reads are checked: an analysis that needs labels gets a
+# clear error on a run extracted from unlabelled records instead of silently using -1.
+Contributions.labels = property(_get_labels, _set_labels, doc="Gold column index [N] (int64).")
 
 
 def _json_default(obj):

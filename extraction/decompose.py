@@ -17,6 +17,12 @@ projection is linear over the concatenated heads), so each head ``W_o[:, h] z_h`
 ``W_o``; it is linear once its statistic ``s(o)`` of the whole projected output is fixed, so
 each head is scaled by ``G_post / s(o)``. Heads share the scale of the whole write and have
 ``junction=False`` except the last member of the write.
+
+Neuron granularity: an MLP write is ``r = W_d a + b_d = Σ_k W_d[:, k] a_k + b_d`` (the down
+projection is linear over the neurons ``a``), so ``u_k = a_k · W_opt (G ⊙ c(W_d[:, k])) / s`` and
+the bias member sum exactly to the block member; a post-MLP RMSNorm (Gemma-2/3, OLMo-2/3) is
+handled like the attention one. The ``[C, F]`` matrix ``W_opt (G ⊙ c(W_d))`` is formed once per
+block, so a neuron member costs one multiply per option and example.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ def _write_is_junction(w: Write, arch: BoundArch) -> bool:
     return not (arch.parallel and w.kind == "attn")
 
 
+def _split(w: Write, granularity: str) -> bool:
+    return (granularity == "head" and w.kind == "attn") or (
+        granularity == "neuron" and w.kind == "mlp")
+
+
 def members_for(writes: list[Write], arch: BoundArch, granularity: str) -> tuple[
         list[Member], list[int]]:
     """Member table and, per member, the index of the write it belongs to."""
@@ -46,16 +57,21 @@ def members_for(writes: list[Write], arch: BoundArch, granularity: str) -> tuple
             owner.append(k)
             continue
         base = f"L{w.block}.{w.kind}#{w.execution}"
-        if granularity == "head" and w.kind == "attn":
-            has_bias = arch.o_proj_weight(arch.distinct_blocks[w.block])[1] is not None
-            n = arch.n_heads
+        if _split(w, granularity):
+            block = arch.distinct_blocks[w.block]
+            if w.kind == "attn":
+                n, has_bias, field = arch.n_heads, arch.o_proj_weight(block)[1] is not None, "h"
+            else:
+                wd, bd = arch.down_proj_weight(block)
+                n, has_bias, field = wd.shape[1], bd is not None, "n"
             for h in range(n):
                 last = h == n - 1 and not has_bias
-                members.append(Member(f"{base}.h{h}", "attn", w.block, w.execution, h,
-                                      junction and last))
+                members.append(Member(f"{base}.{field}{h}", w.kind, w.block, w.execution,
+                                      h if field == "h" else None, junction and last,
+                                      h if field == "n" else None))
                 owner.append(k)
             if has_bias:
-                members.append(Member(f"{base}.bias", "attn", w.block, w.execution, None,
+                members.append(Member(f"{base}.bias", w.kind, w.block, w.execution, None,
                                       junction))
                 owner.append(k)
         else:
@@ -64,40 +80,78 @@ def members_for(writes: list[Write], arch: BoundArch, granularity: str) -> tuple
     return members, owner
 
 
+def _post(arch: BoundArch, block, kind: str, device):
+    post = arch.post_norm(block, kind)
+    if post is not None and post.kind != "rms":
+        raise ValueError(f"a LayerNorm after the {kind} output is not supported")
+    return None if post is None else (post.eps, post.gain.to(device))
+
+
 def head_params(arch: BoundArch, device) -> dict:
     """Per distinct block: float32 ``W_o [d, H, d_head]``, o_proj bias and the post-norm
     (Gemma-2) parameters. Call it outside the capture hooks (it probes the norm modules)."""
     out = {}
     for i, block in enumerate(arch.distinct_blocks):
         wo, bo = arch.o_proj_weight(block)
-        post = arch.post_norm(block)
-        if post is not None and post.kind != "rms":
-            raise ValueError("a LayerNorm after the attention output is not supported")
         out[i] = (wo.to(device), None if bo is None else bo.to(device),
-                  None if post is None else (post.eps, post.gain.to(device)))
+                  _post(arch, block, "attn", device))
     return out
 
 
-def _head_rows(w: Write, params: dict) -> torch.Tensor:
-    """``[B, H (+1), d]`` per-head parts of an attention write (plus the o_proj bias)."""
+def neuron_params(arch: BoundArch, device) -> dict:
+    """Per distinct block: float32 ``W_d [d, F]``, its bias and the post-MLP norm parameters."""
+    out = {}
+    for i, block in enumerate(arch.distinct_blocks):
+        wd, bd = arch.down_proj_weight(block)
+        out[i] = (wd.to(device), None if bd is None else bd.to(device),
+                  _post(arch, block, "mlp", device))
+    return out
+
+
+def _post_factor(o: torch.Tensor, post) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``1 / s(o)`` per example [B] and the post-norm gain (or ones and None)."""
+    if post is None:
+        return torch.ones(o.shape[0], device=o.device), None
+    eps, gain = post
+    return 1.0 / torch.sqrt(o.pow(2).mean(-1) + eps), gain
+
+
+def _head_u(w: Write, params: dict, lin) -> torch.Tensor:
+    """``[B, H (+1), C]`` per-head parts of an attention write (plus the o_proj bias)."""
     wo, bo, post = params[w.block]
     b, (d, n_heads, dh) = w.z.shape[0], wo.shape
     rows = torch.einsum("bhk,dhk->bhd", w.z.reshape(b, n_heads, dh), wo)
     if bo is not None:
         rows = torch.cat([rows, bo.expand(b, 1, d)], dim=1)
-    if post is not None:
-        eps, gain = post
-        stat = torch.sqrt(rows.sum(dim=1).pow(2).mean(-1) + eps)
-        rows = rows * gain / stat[:, None, None]
-    return rows
+    inv, gain = _post_factor(rows.sum(dim=1), post)
+    rows = rows * inv[:, None, None] if gain is None else rows * gain * inv[:, None, None]
+    return lin(rows)
+
+
+def _neuron_u(w: Write, params: dict, lin, cache: dict) -> torch.Tensor:
+    """``[B, F (+1), C]`` per-neuron parts of an MLP write (plus the down-projection bias)."""
+    wd, bd, post = params[w.block]
+    inv, gain = _post_factor(w.a @ wd.t() + (0 if bd is None else bd), post)
+    if w.block not in cache:     # W_opt (G ⊙ c(G_post ⊙ W_d[:, k])) for every neuron k: [F, C]
+        cols = wd.t() if gain is None else wd.t() * gain
+        pb = None if bd is None else (bd if gain is None else bd * gain)[None]
+        cache[w.block] = (lin(cols[None])[0], None if pb is None else lin(pb[None])[0])
+    p, pb = cache[w.block]
+    u = w.a[:, :, None] * p[None] * inv[:, None, None]
+    if pb is not None:
+        u = torch.cat([u, pb.expand(u.shape[0], 1, -1) * inv[:, None, None]], dim=1)
+    return u
 
 
 def project(writes: list[Write], arch: BoundArch, granularity: str, w_opt: torch.Tensor,
-            heads: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+            heads: dict | None = None, neurons: dict | None = None
+            ) -> tuple[torch.Tensor, torch.Tensor]:
     """Member contributions ``u`` [B, M, C] and junction scales [B, M] (float32).
 
     ``writes`` must follow the member table of :func:`members_for` for the same arguments;
-    ``heads`` is :func:`head_params` (needed for head granularity).
+    ``heads`` is :func:`head_params` (head granularity), ``neurons`` :func:`neuron_params`
+    (neuron granularity). ``w_opt`` is the float32 unembedding of the read vocabulary with the
+    family's logit multiplier folded in (:func:`extraction.architectures.unembedding`).
     """
     norm = arch.final_norm
     dev = w_opt.device
@@ -111,15 +165,21 @@ def project(writes: list[Write], arch: BoundArch, granularity: str, w_opt: torch
         if not _write_is_junction(writes[k], arch):
             nxt[k] = nxt[k + 1]
     wscale = wscale[:, torch.as_tensor(nxt, device=dev)]
-    rows, owner = [], []
-    for k, w in enumerate(writes):
-        if granularity == "head" and w.kind == "attn":
-            part = _head_rows(w, heads)
-        else:
-            part = w.r[:, None, :]
-        rows.append(part)
-        owner.extend([k] * part.shape[1])
-    rows = torch.cat(rows, dim=1)                                     # [B, M, d]
     s_final = wscale[:, -1]
-    u = torch.einsum("bmd,cd->bmc", norm.center(rows) * gain, w_opt) / s_final[:, None, None]
+
+    def lin(rows):   # [B, m, d] -> [B, m, C]: W_opt (G ⊙ c(rows)), before the 1/s_final
+        return torch.einsum("bmd,cd->bmc", norm.center(rows) * gain, w_opt)
+
+    parts, owner, cache = [], [], {}
+    for k, w in enumerate(writes):
+        if _split(w, granularity):
+            part = _head_u(w, heads, lin) if w.kind == "attn" else _neuron_u(w, neurons, lin,
+                                                                                cache)
+            if arch.write_scale != 1.0:   # Granite: the block adds multiplier × its output
+                part = part * arch.write_scale
+        else:
+            part = lin(w.r[:, None, :])
+        parts.append(part)
+        owner.extend([k] * part.shape[1])
+    u = torch.cat(parts, dim=1) / s_final[:, None, None]
     return u, wscale[:, torch.as_tensor(owner, device=dev)]

@@ -18,21 +18,23 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .contributions import Contributions
+from .readout import (
+    DEFAULT_MAX_BYTES,
+    EXACTNESS_RTOL,
+    check_memory,
+    exactness_against_model,
+    resolve_positions,
+    resolve_vocab,
+    top_k_neurons,
+)
 
 __all__ = ["extract", "plan_batches", "EXACTNESS_RTOL"]
 
-# max |Σ u + bias − logits| ≤ rtol · (1 + max |logits|), per example, by model dtype. Float32:
-# the issue's 1e-4. Half precision: the model's own residual additions and final norm round to
-# the model dtype while the projections are float32, so the tolerance is 4 machine epsilons of
-# that dtype (bf16: 4·2⁻⁷ ≈ 0.031, fp16: 4·2⁻¹⁰ ≈ 0.0039); the measured error is stored.
-EXACTNESS_RTOL = {"float32": 1e-4, "float64": 1e-4, "bfloat16": 4 * 2.0 ** -7,
-                  "float16": 4 * 2.0 ** -10}
 _CPU_TOKENS, _CPU_MAX_BATCH = 4096, 64
 _GPU_MAX_BATCH = 256
 
@@ -85,9 +87,10 @@ def _check_task(task) -> tuple[int, int]:
     labels = np.asarray(task.labels)
     if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer):
         raise ValueError(f"task.labels must be {n} integers, got shape {labels.shape}")
-    bad = np.flatnonzero((labels < 0) | (labels >= c))
+    bad = np.flatnonzero((labels < -1) | (labels >= c))
     if bad.size:
-        raise ValueError(f"labels must lie in [0, {c}) for the {c} options; {bad.size} do not "
+        raise ValueError(f"labels must lie in [0, {c}) for the {c} options (or be -1: "
+                         f"unlabelled); {bad.size} do not "
                          f"(first at example {bad[0]}: {labels[bad[0]]})")
     return n, c
 
@@ -120,158 +123,18 @@ def _versions() -> dict:
             "infodiv": dist_version}
 
 
-class _Runner:
-    """Runs batches through the base model with the capture hooks attached."""
-
-    def __init__(self, model, arch, granularity, option_ids, pad_id):
-        import torch
-
-        from .architectures import unembedding
-
-        self.model, self.arch, self.granularity = model, arch, granularity
-        self.w_opt, self.b_head = unembedding(model, option_ids)
-        self.collect = self.w_opt.device
-        self.in_device = model.get_input_embeddings().weight.device
-        self.pad_id = pad_id
-        self.heads = None
-        if granularity == "head":
-            from .decompose import head_params
-
-            self.heads = head_params(arch, self.collect)
-        self.signature = None
-        self.members = None
-        self.torch = torch
-
-    def bias(self) -> np.ndarray:
-        norm = self.arch.final_norm
-        c = self.w_opt.shape[0]
-        b = self.torch.zeros(c, device=self.collect)
-        if norm.beta is not None:
-            b = b + self.w_opt @ norm.beta.to(self.collect)
-        if self.b_head is not None:
-            b = b + self.b_head
-        return b.cpu().numpy().astype(np.float32)
-
-    def run(self, seqs: list[list[int]]):
-        from .capture import WriteRecorder
-        from .decompose import members_for, project
-
-        torch = self.torch
-        t = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), t), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), t), dtype=torch.long)
-        for j, s in enumerate(seqs):
-            ids[j, t - len(s):] = torch.as_tensor(s, dtype=torch.long)
-            mask[j, t - len(s):] = 1
-        pos = (mask.cumsum(-1) - 1).clamp(min=0)
-        rec = WriteRecorder(self.arch, heads=self.granularity == "head", device=self.collect)
-        with torch.inference_mode(), rec:
-            out = self.arch.base(input_ids=ids.to(self.in_device),
-                                 attention_mask=mask.to(self.in_device),
-                                 position_ids=pos.to(self.in_device), use_cache=False)
-            hidden = out[0][:, -1, :].to(self.collect, torch.float32)
-            logits = hidden @ self.w_opt.t()
-            if self.b_head is not None:
-                logits = logits + self.b_head
-            sig = [(w.kind, w.block, w.execution) for w in rec.writes]
-            if self.signature is None:
-                self.signature = sig
-                self.members, _ = members_for(rec.writes, self.arch, self.granularity)
-            elif sig != self.signature:
-                raise RuntimeError("the sequence of residual writes changed between batches")
-            u, scale = project(rec.writes, self.arch, self.granularity, self.w_opt,
-                               self.heads)
-        return u.cpu().numpy(), logits.cpu().numpy(), scale.cpu().numpy()
+def _n_members_bound(arch, granularity: str) -> int:
+    """Upper bound of M before running (biases counted), for the memory guard."""
+    e = len(arch.blocks)
+    if granularity == "head":
+        return 1 + e * (arch.n_heads + 2)
+    if granularity == "neuron":
+        f = max(arch.down_proj_weight(b)[0].shape[1] for b in arch.distinct_blocks)
+        return 1 + e * (f + 2)
+    return 1 + 2 * e
 
 
-def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", out=None,
-            resume=True, progress=True, shard_size=256, max_length=None) -> Contributions:
-    """Exact per-member option-logit contributions of ``model`` on ``task``.
-
-    Parameters
-    ----------
-    model : transformers ``*ForCausalLM``
-        A supported decoder family (see :func:`extraction.architectures.supported_families`),
-        e.g. from :func:`extraction.load_model`. Put in eval mode here (dropout off).
-    tokenizer : transformers tokenizer
-    task : extraction.tasks.Task
-        Prompts, options and labels; tokenised with ``extraction.prompts.encode_task`` (option
-        ids from in-context tokenisation, truncation inside the passage).
-    granularity : {"block", "head"}
-        ``"block"``: embedding + one member per attention / MLP execution (M = 2·E + 1 for E
-        block executions). ``"head"``: every attention write split into its heads plus the
-        output-projection bias member where present.
-    batch_size : "auto" or int
-        ``"auto"``: token-budgeted length-sorted batches (CPU: 4096 tokens, at most 64
-        examples; CUDA: sized from free memory).
-    out : path, optional
-        Run directory; shards are written to ``.<out>.partial`` while running and the final
-        directory by ``Contributions.save``.
-    resume : bool
-        Reuse valid shards of an interrupted run with the same configuration (model weights,
-        prompts, labels, options, granularity, dtype, device type); the resumed run keeps the
-        batches of the first attempt, so its arrays are bit-identical to an uninterrupted run.
-        A finished run at ``out`` with the same configuration is loaded and returned.
-    progress : bool
-        Show a tqdm bar (examples/s).
-    shard_size : int
-        Examples per shard (rounded up to whole batches).
-    max_length : int, optional
-        Prompt length limit; default: the model context (``max_position_embeddings``).
-
-    Returns
-    -------
-    Contributions
-        ``u`` [N, M, C], ``bias`` [C], ``logits`` [N, C] (pre-soft-cap for Gemma-2), ``scale``
-        [N, M] and ``meta`` with per-example exactness errors
-        ``max_c |Σ_m u_m + bias − logits|`` and the tolerance they were held to.
-
-    Raises
-    ------
-    ValueError
-        Empty task, labels outside the options, no causal LM head, unsupported family, bad
-        ``granularity`` / ``batch_size``.
-    FloatingPointError
-        Non-finite logits or contributions; no run directory is written (finished shards of
-        earlier batches stay in the hidden ``.partial`` folder, which is not a run).
-    """
-    import torch
-    from tqdm.auto import tqdm
-
-    from . import architectures
-    from .models import model_source
-    from .prompts import encode_task
-    from .shards import ShardStore
-
-    if granularity not in ("block", "head"):
-        raise ValueError(f"granularity must be 'block' or 'head', got {granularity!r}")
-    if not (isinstance(shard_size, (int, np.integer)) and shard_size >= 1):
-        raise ValueError(f"shard_size must be a positive int, got {shard_size!r}")
-    n, c = _check_task(task)
-    arch = architectures.resolve(model)
-    model.eval()
-    if max_length is None:
-        max_length = getattr(model.config, "max_position_embeddings", None) or getattr(
-            model.config, "n_positions", None)
-    enc = encode_task(tokenizer, task, max_length=max_length)
-    option_ids = [int(i) for i in enc.option_ids]
-    if len(option_ids) != c or len(set(option_ids)) != c:
-        raise ValueError(f"option ids {option_ids} are not {c} distinct tokens")
-    seqs = [list(map(int, s)) for s in enc.input_ids]
-    lengths = np.array([len(s) for s in seqs])
-    if lengths.min() < 1:
-        raise ValueError("an encoded prompt is empty")
-
-    pad_id = tokenizer.pad_token_id
-    if pad_id is None:
-        pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    runner = _Runner(model, arch, granularity, option_ids, int(pad_id))
-    device = runner.in_device
-    if batch_size == "auto":
-        budget, max_batch = _auto_budget(model, device)
-        batches = plan_batches(lengths, "auto", budget, max_batch)
-    else:
-        batches = plan_batches(lengths, batch_size)
+def _plan_shards(batches, shard_size: int) -> list[list[list[int]]]:
     shards, cur = [], []
     for b in batches:
         cur.append(b.tolist())
@@ -280,8 +143,134 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
             cur = []
     if cur:
         shards.append(cur)
+    return shards
+
+
+def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", out=None,
+            resume=True, progress=True, shard_size=256, max_length=None, position=-1,
+            vocab="options", chat_template=False, max_bytes=DEFAULT_MAX_BYTES,
+            neuron_top_k=None) -> Contributions:
+    """Exact per-member logit contributions of ``model`` on ``task``.
+
+    Parameters
+    ----------
+    model : transformers ``*ForCausalLM``
+        A supported decoder family (see :func:`extraction.architectures.supported_families`),
+        e.g. from :func:`extraction.load_model`. Put in eval mode here (dropout off).
+    tokenizer : transformers tokenizer
+    task : extraction.tasks.Task
+        Prompts, options and labels (``-1``: unlabelled); tokenised with
+        ``extraction.prompts.encode_task`` (options scored at their first distinct token,
+        demonstrations dropped and passages truncated to fit the context).
+    granularity : {"block", "head", "neuron"}
+        ``"block"``: embedding + one member per attention / MLP execution (M = 2·E + 1 for E
+        block executions). ``"head"``: every attention write split into its heads plus the
+        output-projection bias member where present. ``"neuron"``: every dense MLP write split
+        into its neurons plus the down-projection bias member (not for mixture-of-experts).
+    batch_size : "auto" or int
+        ``"auto"``: token-budgeted length-sorted batches (CPU: 4096 tokens, at most 64
+        examples; CUDA: sized from free memory).
+    out : path, optional
+        Run directory; shards are written to ``.<out>.partial`` while running and the final
+        directory by ``Contributions.save``.
+    resume : bool
+        Reuse valid shards of an interrupted run with the same configuration; a finished run
+        at ``out`` with the same configuration is loaded and returned.
+    progress : bool
+        Show a tqdm bar (examples/s).
+    shard_size : int
+        Examples per shard (rounded up to whole batches).
+    max_length : int, optional
+        Prompt length limit; default: the model context (``max_position_embeddings``).
+    position : int or sequence of int
+        Read position (see :mod:`extraction.readout`); default -1, the last prompt token.
+    vocab : "options", "full" or sequence of int
+        Columns of ``u`` (see :mod:`extraction.readout`).
+    chat_template : bool
+        Wrap every prompt in the tokenizer's chat template as one user turn with the
+        generation prompt, kept byte for byte (see :mod:`extraction.prompts`).
+    max_bytes : int or None
+        Memory guard on ``u`` (default 4 GiB); None disables it.
+    neuron_top_k : int, optional
+        With ``granularity="neuron"``: keep the k neurons of largest mean |u| per MLP execution
+        plus one ``.rest`` member per execution (sums stay exact); the kept indices are in
+        ``meta["neuron_top_k"]``.
+
+    Returns
+    -------
+    Contributions
+        ``u`` [N, M, C], ``bias`` [C], ``logits`` [N, C] (pre-soft-cap for Gemma-2/3),
+        ``scale`` [N, M] and ``meta`` with per-example errors against the model's own output
+        logits and the tolerance they were held to, the scored option tokens, the shared
+        option prefix, demonstrations dropped and truncations.
+
+    Raises
+    ------
+    ValueError
+        Empty task, labels outside the options, no causal LM head, unsupported family or
+        variant, bad ``granularity`` / ``batch_size`` / ``position`` / ``vocab``, options
+        that cannot be scored, ``u`` above ``max_bytes``.
+    ExactnessError
+        Σu + bias differs from the model's own output logits beyond the dtype's tolerance
+        (checked on every batch; nothing of the failing shard is saved).
+    FloatingPointError
+        Non-finite logits or contributions; no run directory is written.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    from . import architectures
+    from .forward import BatchRunner
+    from .models import model_source
+    from .prompts import encode_task
+    from .shards import ShardStore
+
+    if granularity not in ("block", "head", "neuron"):
+        raise ValueError(f"granularity must be 'block', 'head' or 'neuron', got {granularity!r}")
+    if neuron_top_k is not None and (granularity != "neuron" or isinstance(neuron_top_k, bool)
+                                     or not isinstance(neuron_top_k, (int, np.integer))
+                                     or neuron_top_k < 1):
+        raise ValueError(f"neuron_top_k must be a positive int with granularity='neuron', got "
+                         f"{neuron_top_k!r} with {granularity!r}")
+    if not (isinstance(shard_size, (int, np.integer)) and shard_size >= 1):
+        raise ValueError(f"shard_size must be a positive int, got {shard_size!r}")
+    n, c_opt = _check_task(task)
+    arch = architectures.resolve(model)
+    model.eval()
+    if max_length is None:
+        max_length = getattr(model.config, "max_position_embeddings", None) or getattr(
+            model.config, "n_positions", None)
+    enc = encode_task(tokenizer, task, max_length=max_length, chat_template=chat_template)
+    option_ids = [int(i) for i in enc.option_ids]
+    seqs = [list(map(int, s)) for s in enc.input_ids]
+    lengths = np.array([len(s) for s in seqs])
+    if lengths.min() < 1:
+        raise ValueError("an encoded prompt is empty")
+    positions = resolve_positions(position, lengths)
+    n_vocab = model.get_output_embeddings().weight.shape[0]
+    vocab_ids, option_cols = resolve_vocab(vocab, option_ids, n_vocab,
+                                           tokenizer.convert_ids_to_tokens)
+    c = len(vocab_ids)
+    check_memory(n, _n_members_bound(arch, granularity), c, max_bytes)
+    task_labels = np.asarray(task.labels, dtype=np.int64)
+    labels = np.where(task_labels >= 0, np.asarray(option_cols)[task_labels.clip(0)], -1)
+    columns = list(task.options) if vocab == "options" else [
+        str(t) for t in tokenizer.convert_ids_to_tokens(vocab_ids)]
+
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+    runner = BatchRunner(model, arch, granularity, vocab_ids, int(pad_id))
+    device = runner.in_device
+    if batch_size == "auto":
+        budget, max_batch = _auto_budget(model, device)
+        batches = plan_batches(lengths, "auto", budget, max_batch)
+    else:
+        batches = plan_batches(lengths, batch_size)
+    shards = _plan_shards(batches, shard_size)
 
     dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+    rtol = EXACTNESS_RTOL.get(dtype, 1e-4)
     source = model_source(model)
     store = fp = None
     if out is not None:
@@ -289,7 +278,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
             "source": source, "family": arch.family, "dtype": dtype, "device": device.type,
             "granularity": granularity, "option_ids": option_ids, "torch": torch.__version__,
             "inputs": hashlib.sha256(json.dumps(seqs).encode()).hexdigest(),
-            "labels": np.asarray(task.labels).tolist(), "options": list(task.options),
+            "labels": labels.tolist(), "options": list(task.options),
+            "positions": positions.tolist(), "vocab": vocab_ids, "top_k": neuron_top_k,
         })
         done_run = _completed_run(out, fp) if resume else None
         if done_run is not None:
@@ -299,6 +289,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         batches = [b for s in shards for b in s]
 
     u = logits = scale = None
+    err, ref_max = np.empty(n), np.empty(n)
     bar = tqdm(total=n, unit="ex", desc=f"extract {getattr(task, 'name', 'task')}",
                disable=not progress, dynamic_ncols=True)
     try:
@@ -307,44 +298,49 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
             if arrays is None:
                 parts = []
                 for b in shard:
-                    parts.append(runner.run([seqs[i] for i in b]))
+                    parts.append(runner.run([seqs[i] for i in b], positions[b]))
                     bar.update(len(b))
-                arrays = {"index": np.concatenate(shard).astype(np.int64),
-                          "u": np.concatenate([p[0] for p in parts]),
-                          "logits": np.concatenate([p[1] for p in parts]),
-                          "scale": np.concatenate([p[2] for p in parts])}
-                bad = ~(np.isfinite(arrays["logits"]).all(1) & np.isfinite(arrays["u"]).all((1, 2)))
+                arrays = {"index": np.concatenate(shard).astype(np.int64)}
+                for k, name in enumerate(("u", "logits", "model_logits", "scale")):
+                    arrays[name] = np.concatenate([p[k] for p in parts])
+                bad = ~(np.isfinite(arrays["model_logits"]).all(1)
+                        & np.isfinite(arrays["u"]).all((1, 2)))
                 if bad.any():
                     raise FloatingPointError(
                         f"non-finite logits or contributions for {bad.sum()} example(s), e.g. "
                         f"example {arrays['index'][bad][0]}; nothing was saved")
+                exactness_against_model(arrays["u"], runner.bias(), arrays["model_logits"],
+                                        arch.softcap, rtol, index=arrays["index"],
+                                        family=arch.family, dtype=dtype)
                 if store is not None:
                     store.save(si, arrays)
             else:
                 bar.update(len(arrays["index"]))
             if u is None:
                 m = arrays["u"].shape[1]
+                check_memory(n, m, c, max_bytes)
                 u = np.empty((n, m, c), np.float32)
                 logits = np.empty((n, c), np.float32)
                 scale = np.empty((n, m), np.float32)
             idx = arrays["index"]
             u[idx], logits[idx], scale[idx] = arrays["u"], arrays["logits"], arrays["scale"]
+            err[idx] = exactness_against_model(arrays["u"], runner.bias(),
+                                               arrays["model_logits"], arch.softcap, rtol,
+                                               index=idx, family=arch.family, dtype=dtype)
+            ref_max[idx] = np.abs(arrays["model_logits"].astype(np.float64)).max(1)
     finally:
         bar.close()
     if runner.members is None:   # every shard came from disk: build the member table
-        runner.run([seqs[int(shards[0][0][0])]])
+        b0 = np.asarray(shards[0][0][:1])
+        runner.run([seqs[int(b0[0])]], positions[b0])
 
-    result = Contributions(u, runner.bias(), np.asarray(task.labels, dtype=np.int64), logits,
-                           scale, runner.members, list(task.options), np.asarray(option_ids))
-    err = result.exactness_error()
-    rtol = EXACTNESS_RTOL.get(dtype, 1e-4)
-    tol = rtol * (1 + np.abs(logits.astype(np.float64)).max(1))
-    ok = bool((err <= tol).all())
-    if not ok:
-        worst = int(np.argmax(err - tol))
-        warnings.warn(f"exactness check failed for {(err > tol).sum()} example(s): worst "
-                      f"|Σu + bias − logits| = {err[worst]:.3g} > {tol[worst]:.3g} "
-                      f"(example {worst}, dtype {dtype})", stacklevel=2)
+    members = runner.members
+    selected = None
+    if neuron_top_k is not None:
+        u, scale, members, selected = top_k_neurons(u, scale, members, int(neuron_top_k))
+    result = Contributions(u, runner.bias(), labels, logits, scale, members, columns,
+                           np.asarray(vocab_ids))
+    internal = result.exactness_error()
     meta = {
         "model": source,
         "family": arch.family,
@@ -356,28 +352,47 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         "norm": arch.final_norm.kind,
         "scale_statistic": "rms" if arch.final_norm.kind == "rms" else "std",
         "parallel_residual": arch.parallel,
+        "moe": arch.spec.moe,
+        "write_multiplier": arch.write_scale,
+        "logit_multiplier": arch.logit_scale,
         "task": getattr(task, "name", None),
         "template": getattr(task, "template", None),
         "options": list(task.options),
+        "option_tokens": list(enc.option_tokens),
+        "option_token_ids": option_ids,
+        "option_shared_prefix": list(enc.shared_prefix_tokens),
+        "whitespace_options": list(enc.whitespace_options),
+        "chat_template": bool(chat_template),
+        "vocab": vocab if isinstance(vocab, str) else "ids",
+        "position": position if isinstance(position, (int, np.integer)) else "per-example",
+        "positions": positions.tolist(),
+        "labelled": bool((labels >= 0).all()),
+        "n_unlabelled": int((labels < 0).sum()),
         "task_meta": dict(getattr(task, "meta", {}) or {}),
         "seed": (getattr(task, "meta", {}) or {}).get("seed"),
         "n_examples": n,
         "n_truncated": int(enc.n_truncated),
+        "demos_dropped": enc.demos_dropped.tolist(),
+        "n_demos_dropped": int(enc.demos_dropped.sum()),
         "max_length": max_length,
         "batch_size": batch_size,
         "fingerprint": fp,
         "n_batches": len(batches),
         "versions": _versions(),
+        "exactness_reference": "model output logits (own forward, every batch)",
         "exactness_error": err.tolist(),
         "max_exactness_error": float(err.max()),
-        "max_relative_exactness_error": float((err / (1 + np.abs(logits).max(1))).max()),
+        "max_relative_exactness_error": float((err / (1 + ref_max)).max()),
+        "internal_exactness_error": float(internal.max()),
         "exactness_rtol": rtol,
-        "exactness_ok": ok,
+        "exactness_ok": True,
     }
+    if selected is not None:
+        meta["neuron_top_k"] = {"k": int(neuron_top_k), "selected": selected}
     if arch.softcap is not None:
         meta["final_logit_softcapping"] = arch.softcap
         meta["logits_note"] = ("logits are the PRE-cap logits; the model outputs "
-                               "cap·tanh(logits/cap)")
+                               "cap·tanh(logits/cap), against which exactness is checked")
     result.meta = meta
     if out is not None:
         result.save(Path(out))

@@ -93,13 +93,17 @@ class Task:
     records : list of dict
         One dict per example holding the template's fields.
     labels : ndarray of int64, shape (N,)
-        Gold option index of every record, in ``[0, C)``.
+        Gold option index of every record, in ``[0, C)``; ``-1`` for an unlabelled record
+        (extraction accepts it; analyses that need labels refuse the run).
     meta : dict
         Provenance: source files, split, n, shots, seed, dropped rows, ...
     truncatable : tuple of str
         Fields that may be shortened when a prompt is too long (the passage, never the question).
     demonstrations : list of str or None
         Per-example few-shot prefix (already joined, ending in the separator), or None.
+    demo_items : list of list of str or None
+        The same prefixes as lists of single demonstrations (each ending in the separator), so
+        that a prompt too long for the context can drop some (see :meth:`segments`).
     """
 
     name: str
@@ -110,8 +114,15 @@ class Task:
     meta: dict = field(default_factory=dict)
     truncatable: tuple[str, ...] = ()
     demonstrations: list[str] | None = None
+    demo_items: list[list[str]] | None = None
 
     def __post_init__(self):
+        if self.demo_items is not None:
+            self.demo_items = [list(d) for d in self.demo_items]
+            if self.demonstrations is None:
+                self.demonstrations = ["".join(d) for d in self.demo_items]
+        elif self.demonstrations is not None:
+            self.demo_items = [[d] if d else [] for d in self.demonstrations]
         self._pieces, self._prefix = _parse_template(self.template)
         self.options = [str(o) for o in self.options]
         if len(self.options) < 2:
@@ -126,7 +137,7 @@ class Task:
             raise ValueError(
                 f"task {self.name!r}: {len(self.records)} records but {self.labels.shape[0]} labels"
             )
-        bad = np.flatnonzero((self.labels < 0) | (self.labels >= len(self.options)))
+        bad = np.flatnonzero((self.labels < -1) | (self.labels >= len(self.options)))
         if bad.size:
             raise ValueError(
                 f"task {self.name!r}: label {int(self.labels[bad[0]])} of record {int(bad[0])} "
@@ -143,6 +154,9 @@ class Task:
             )
         if self.demonstrations is not None and len(self.demonstrations) != len(self.records):
             raise ValueError("demonstrations must hold one prefix per record")
+        if self.demo_items is not None and ["".join(d) for d in self.demo_items] != list(
+                self.demonstrations):
+            raise ValueError("demo_items must join to the demonstrations")
         for i, rec in enumerate(self.records):
             missing = fields - set(rec)
             if missing:
@@ -177,26 +191,42 @@ class Task:
             out[-1] = (out[-1][0].rstrip(), out[-1][1])
         return out
 
-    def segments(self, i) -> list[tuple[str, bool]]:
+    def n_demonstrations(self, i) -> int:
+        """Number of demonstrations in front of example ``i``."""
+        i = self._check_index(i)
+        return 0 if self.demo_items is None else len(self.demo_items[i])
+
+    def segments(self, i, drop: int = 0) -> list[tuple[str, bool]]:
         """Prompt pieces ``(text, truncatable)`` of example ``i``; their concatenation is
-        :meth:`prompt`. Demonstrations form one leading non-truncatable piece."""
+        :meth:`prompt`. Demonstrations form one leading non-truncatable piece, without the
+        first ``drop`` of them."""
         i = self._check_index(i)
         segs = self._fill(self.records[i])
-        if self.demonstrations is not None and self.demonstrations[i]:
-            segs = [(self.demonstrations[i], False)] + segs
+        if self.demo_items is not None:
+            demos = "".join(self.demo_items[i][int(drop):])
+            if demos:
+                segs = [(demos, False)] + segs
         return segs
 
-    def prompt(self, i) -> str:
-        """The prompt of example ``i`` up to (not including) the answer slot."""
-        return "".join(text for text, _ in self.segments(i))
+    def prompt(self, i, drop: int = 0) -> str:
+        """The prompt of example ``i`` up to (not including) the answer slot, without the
+        first ``drop`` demonstrations."""
+        return "".join(text for text, _ in self.segments(i, drop))
 
     def answer_prefix(self) -> str:
         """What precedes an option in context (the whitespace before ``{answer}``, e.g. ``" "``)."""
         return self._prefix
 
+    @property
+    def n_unlabelled(self) -> int:
+        return int((self.labels < 0).sum())
+
     def answer(self, i) -> str:
         """The gold answer of example ``i`` as it appears after the prompt."""
         i = self._check_index(i)
+        if self.labels[i] < 0:
+            raise ValueError(f"task {self.name!r}: record {i} is unlabelled; it has no answer "
+                             "and cannot be a demonstration")
         return self._prefix + self.options[int(self.labels[i])]
 
     def demonstration(self, i) -> str:
@@ -232,7 +262,7 @@ class Task:
         if pool is not None:
             meta["demo_split"] = pool.meta.get("split")
         return Task(self.name, self.template, self.options, self.records, self.labels, meta,
-                    self.truncatable, demos)
+                    self.truncatable, demo_items=demos)
 
     @classmethod
     def from_records(
@@ -241,7 +271,7 @@ class Task:
         *,
         template: str,
         options: Sequence[str],
-        label: str,
+        label: str | None,
         name: str = "custom",
         truncatable: Iterable[str] | None = None,
     ) -> Task:
@@ -258,8 +288,9 @@ class Task:
             (one space if it has none).
         options : sequence of str
             Answer strings, e.g. ``["negative", "positive"]``.
-        label : str
-            Field holding the gold option index (an integer in ``[0, C)``).
+        label : str or None
+            Field holding the gold option index (an integer in ``[0, C)``); None: the records
+            are unlabelled (labels ``-1``; extraction works, analyses that need labels refuse).
         truncatable : iterable of str, optional
             Fields that may be shortened to fit a context window.
         """
@@ -270,6 +301,9 @@ class Task:
         for i, rec in enumerate(records):
             if not isinstance(rec, dict):
                 raise TypeError(f"record {i} must be a dict, got {type(rec).__name__}")
+            if label is None:
+                labels.append(-1)
+                continue
             if label not in rec:
                 raise ValueError(f"record {i} has no label field {label!r}")
             v = rec[label]
@@ -278,6 +312,9 @@ class Task:
                     f"record {i}: label field {label!r} must hold an integer option index, "
                     f"got {v!r}"
                 )
+            if v < 0:   # -1 marks an unlabelled record inside a Task; here it is an error
+                raise ValueError(f"task {name!r}: label {int(v)} of record {i} is outside the "
+                                 f"{len(options)} options {list(options)!r}")
             labels.append(int(v))
         meta = {"task": name, "source": "records", "n": len(records), "shots": 0, "seed": None,
                 "template": template, "options": [str(o) for o in options]}
@@ -347,17 +384,18 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
         demos = _demo_prefixes(full, len(task), shots, seed, exclude_self=True)
         meta = dict(task.meta, demo_source="same split, self excluded")
         task = Task(task.name, task.template, task.options, task.records, task.labels, meta,
-                    task.truncatable, demos)
+                    task.truncatable, demo_items=demos)
     return task
 
 
 def _demo_prefixes(src: Task, count: int, shots: int, seed: int, *, exclude_self: bool
-                   ) -> list[str]:
+                   ) -> list[list[str]]:
     """Demonstration prefixes for examples ``0..count-1`` drawn from ``src``.
 
     Example ``i`` gets ``shots`` distinct records of ``src`` drawn with
     ``numpy.random.default_rng([seed, i])`` (excluding record ``i`` when ``exclude_self``),
-    each written as :meth:`Task.demonstration` and followed by ``DEMO_SEPARATOR``.
+    each written as :meth:`Task.demonstration` and followed by ``DEMO_SEPARATOR`` (one list of
+    demonstrations per example).
     """
     n_pool = len(src) - (1 if exclude_self else 0)
     if shots > n_pool:
@@ -368,5 +406,5 @@ def _demo_prefixes(src: Task, count: int, shots: int, seed: int, *, exclude_self
         idx = rng.choice(n_pool, size=shots, replace=False)
         if exclude_self:
             idx = idx + (idx >= i)  # skip the example itself
-        demos.append("".join(src.demonstration(int(j)) + DEMO_SEPARATOR for j in idx))
+        demos.append([src.demonstration(int(j)) + DEMO_SEPARATOR for j in idx])
     return demos

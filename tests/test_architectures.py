@@ -1,9 +1,13 @@
-"""Exact extraction on tiny random-weight models of every supported family (float32).
+"""The family suite: every row of ``extraction.architectures.SPECS`` must pass these tests.
 
-Each family is built from its config, saved with ``save_pretrained`` and loaded back with
-``from_pretrained`` (tests/_tiny_models.py). Prompts of different lengths share left-padded
-batches, so wrong attention masks or position ids would show up against the per-prompt
-references computed here independently of the extraction code.
+Each tiny config (tests/_tiny_models.py; a family's variants, e.g. Falcon parallel / sequential /
+new architecture, are separate configs) is built with random O(1) weights, saved with
+``save_pretrained`` and loaded back with ``from_pretrained``. Prompts of different lengths share
+left-padded batches, so wrong attention masks or position ids would show up against the
+per-prompt references computed here independently of the extraction code: the model's own
+unpadded output logits, and the model's own final norm and head applied to its actual residual
+stream at every junction (logit lens). Block, head and neuron granularities are checked to sum
+exactly to each other.
 """
 
 from __future__ import annotations
@@ -11,8 +15,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from _tiny_models import FAMILIES, MID_RESIDUAL, tiny_model, torch_threads
+from _tiny_models import (
+    DOWN_BIAS,
+    FAMILIES,
+    MOE,
+    O_PROJ_BIAS,
+    PARALLEL,
+    mid_residual,
+    model_type,
+    tiny_model,
+    torch_threads,
+)
 
+from extraction.architectures import SPECS, resolve
 from extraction.prompts import encode_task
 from extraction.runner import extract
 from extraction.tasks import Task
@@ -48,9 +63,16 @@ def fam(request, tmp_path_factory):
     block = extract(model, tok, task, batch_size=3, progress=False)
     model.train()
     head = extract(model, tok, task, batch_size=4, progress=False, granularity="head")
+    neuron = None
+    if family not in MOE:
+        neuron = extract(model, tok, task, batch_size=7, progress=False, granularity="neuron")
     model.eval()
     enc = encode_task(tok, task, max_length=128)
-    return family, model, tok, task, enc, block, head
+    return family, model, tok, task, enc, block, head, neuron
+
+
+def test_every_family_row_has_a_tiny_config():
+    assert {model_type(f) for f in FAMILIES} == set(SPECS)
 
 
 def _plain_last_logits(model, ids, option_ids) -> np.ndarray:
@@ -60,7 +82,7 @@ def _plain_last_logits(model, ids, option_ids) -> np.ndarray:
 
 
 def test_member_table(fam):
-    family, model, _, _, _, block, head = fam
+    family, model, _, _, _, block, head, neuron = fam
     n_blocks = 2
     execs = 2 * n_blocks if family == "llama_shared" else n_blocks
     assert block.n_members == 2 * execs + 1          # M = 4L + 1 for the shared model
@@ -69,53 +91,66 @@ def test_member_table(fam):
     if family == "llama_shared":
         assert block.names[3:5] == ["L0.attn#1", "L0.mlp#1"]
         assert [m.execution for m in block.members[1:]] == [0, 0, 1, 1] * 2
-    heads = model.config.num_attention_heads
-    has_bias = family in ("gpt2", "gpt_neox", "qwen3")   # c_proj / dense / o_proj bias
+    heads = resolve(model).n_heads
+    has_bias = family in O_PROJ_BIAS
     assert head.n_members == 1 + execs * (heads + has_bias) + execs
     assert ("L0.attn#0.bias" in head.names) == has_bias
-    parallel = family == "gpt_neox"
+    parallel = family in PARALLEL
+    assert block.meta["parallel_residual"] == parallel
     assert [m.junction for m in block.members] == [True] + [not parallel, True] * execs
+    if neuron is not None:
+        f = resolve(model).down_proj_weight(resolve(model).distinct_blocks[0])[0].shape[1]
+        down_bias = family in DOWN_BIAS
+        assert neuron.n_members == 1 + execs + execs * (f + down_bias)
+        assert neuron.members[2].neuron == 0 and neuron.names[2] == "L0.mlp#0.n0"
+        assert ("L0.mlp#0.bias" in neuron.names) == down_bias
 
 
-def test_sum_of_members_equals_logits(fam):
-    *_, block, head = fam
-    for c in (block, head):
-        err = c.exactness_error()
-        assert np.all(err <= _tol(c.logits)), err
-        np.testing.assert_allclose(c.meta["exactness_error"], err, rtol=1e-5, atol=1e-9)
-        assert c.meta["exactness_ok"] and c.meta["max_exactness_error"] == pytest.approx(err.max())
+def test_sum_of_members_equals_the_model_output(fam):
+    family, model, *_, block, head, neuron = fam
+    cap = block.meta.get("final_logit_softcapping")
+    for c in (block, head) + ((neuron,) if neuron is not None else ()):
+        z = c.readout()
+        if cap is not None:
+            z = cap * np.tanh(z / cap)
+        assert c.meta["exactness_reference"].startswith("model output")
+        err = np.array(c.meta["exactness_error"])
+        assert err.shape == (c.n_examples,) and np.all(err <= _tol(z))
+        assert c.meta["max_exactness_error"] == pytest.approx(err.max())
+        assert c.exactness_error().max() <= _tol(c.logits).min()   # internal identity too
         assert c.u.dtype == np.float32
 
 
 def test_logits_match_plain_unpadded_forward(fam):
-    family, model, _, _, enc, block, _ = fam
+    family, model, _, _, enc, block, *_ = fam
     for i, ids in enumerate(enc.input_ids):
         ref = _plain_last_logits(model, ids, enc.option_ids)
-        mine = block.logits[i].astype(np.float64)
-        if family == "gemma2":   # stored logits are pre-cap; the model outputs cap·tanh(z/cap)
-            cap = block.meta["final_logit_softcapping"]
-            assert cap == model.config.final_logit_softcapping
-            mine = cap * np.tanh(mine / cap)
+        mine = block.readout()[i]
+        if family.startswith("gemma"):   # stored logits are pre-cap; output cap·tanh(z/cap)
+            cap = block.meta.get("final_logit_softcapping")
+            if cap is not None:
+                assert cap == model.config.final_logit_softcapping
+                mine = cap * np.tanh(mine / cap)
         assert np.abs(mine - ref).max() <= _tol(ref), (i, mine, ref)
 
 
 def _residuals_at_junctions(model, family, ids) -> list[torch.Tensor]:
     """Actual residual stream (last position) at every junction, from the model's own
     modules: block inputs, mid-block residuals and the final-norm input."""
-    base = model.base_model
-    blocks = list(base.h if family == "gpt2" else base.layers)
-    final_norm = {"gpt2": "ln_f", "gpt_neox": "final_layer_norm"}.get(family, "norm")
-    final_norm = getattr(base, final_norm)
+    arch = resolve(model)
+    spec = arch.spec
+    final_norm = arch.submodule(arch.base, spec.final_norm)
     seq, handles = [], []
 
     def grab(module, args):
-        seq.append(args[0][0, -1].detach().clone())
+        x = args[0]
+        seq.append((x.view(1, -1, x.shape[-1]) if x.ndim == 2 else x)[0, -1].detach().clone())
 
-    distinct = list(dict.fromkeys(blocks))
+    distinct = arch.distinct_blocks
     handles += [b.register_forward_pre_hook(grab) for b in distinct]
-    if MID_RESIDUAL[family]:
-        handles += [getattr(b, MID_RESIDUAL[family]).register_forward_pre_hook(grab)
-                    for b in distinct]
+    mid = mid_residual(family)
+    if mid:
+        handles += [arch.submodule(b, mid).register_forward_pre_hook(grab) for b in distinct]
     handles.append(final_norm.register_forward_pre_hook(grab))
     try:
         with torch.no_grad():
@@ -126,9 +161,19 @@ def _residuals_at_junctions(model, family, ids) -> list[torch.Tensor]:
     return seq, final_norm
 
 
+def _lens_logits(model, final_norm, x, option_ids) -> np.ndarray:
+    """The model's own final norm, output projection and head on a residual vector."""
+    arch = resolve(model)
+    with torch.no_grad():
+        h = final_norm(x[None])
+        if arch.spec.unembed_in is not None and arch.unembed_in is not None:
+            h = arch.submodule(arch.base, arch.spec.unembed_in)(h)
+        out = model.get_output_embeddings()(h)[0, option_ids] * arch.logit_scale
+    return out.double().numpy()
+
+
 def test_logit_lens_at_every_junction(fam):
-    family, model, _, _, enc, block, head = fam
-    head_w = model.get_output_embeddings()
+    family, model, _, _, enc, block, head, _ = fam
     for c in (block, head):
         junctions = c.junctions
         cum = np.cumsum(c.u.astype(np.float64), axis=1)
@@ -136,21 +181,34 @@ def test_logit_lens_at_every_junction(fam):
             seq, final_norm = _residuals_at_junctions(model, family, ids)
             assert len(seq) == len(junctions)
             for k, x in zip(junctions, seq):
-                with torch.no_grad():
-                    ref = head_w(final_norm(x[None]))[0, enc.option_ids].double().numpy()
+                ref = _lens_logits(model, final_norm, x, enc.option_ids)
                 mine = c.scale[i, -1] / c.scale[i, k] * cum[i, k] + c.bias
                 assert np.abs(mine - ref).max() <= _tol(ref), (c.names[k], mine, ref)
 
 
-def test_heads_sum_to_their_block_member(fam):
-    *_, block, head = fam
-    hn = head.names
+def _parts_sum_to_blocks(block, split):
+    sn = split.names
     for j, name in enumerate(block.names):
-        parts = [k for k, n in enumerate(hn) if n == name or n.startswith(name + ".")]
-        summed = head.u[:, parts].astype(np.float64).sum(axis=1)
+        parts = [k for k, n in enumerate(sn) if n == name or n.startswith(name + ".")]
+        summed = split.u[:, parts].astype(np.float64).sum(axis=1)
         assert np.abs(summed - block.u[:, j]).max() <= 1e-5 * (1 + np.abs(block.u).max())
-        np.testing.assert_allclose(head.scale[:, parts], block.scale[:, [j] * len(parts)],
+        np.testing.assert_allclose(split.scale[:, parts], block.scale[:, [j] * len(parts)],
                                    rtol=1e-6)
-        assert [head.members[k].junction for k in parts[:-1]] == [False] * (len(parts) - 1)
-        assert head.members[parts[-1]].junction == block.members[j].junction
-    np.testing.assert_allclose(head.logits, block.logits, rtol=1e-6, atol=1e-6)
+        assert [split.members[k].junction for k in parts[:-1]] == [False] * (len(parts) - 1)
+        assert split.members[parts[-1]].junction == block.members[j].junction
+    np.testing.assert_allclose(split.logits, block.logits, rtol=1e-6, atol=1e-6)
+
+
+def test_heads_sum_to_their_block_member(fam):
+    *_, block, head, _ = fam
+    _parts_sum_to_blocks(block, head)
+
+
+def test_neurons_sum_to_their_block_member(fam):
+    family, model, tok, task, *_, block, _, neuron = fam
+    if neuron is None:   # mixture of experts: the MLP member is the routed sum
+        assert block.meta["moe"]
+        with pytest.raises(ValueError, match="no dense MLP output projection"):
+            extract(model, tok, task, granularity="neuron", progress=False)
+        return
+    _parts_sum_to_blocks(block, neuron)

@@ -93,7 +93,9 @@ def test_bad_input_raises_clear_errors(llama):
         Task.from_records([{"text": "good", "label": 3}], template="{text} Answer:",
                           options=["negative", "positive"], label="label")
     with pytest.raises(ValueError, match="granularity"):
-        extract(model, tok, tiny_task(), granularity="neuron", progress=False)
+        extract(model, tok, tiny_task(), granularity="expert", progress=False)
+    with pytest.raises(ValueError, match="neuron_top_k"):
+        extract(model, tok, tiny_task(), neuron_top_k=3, progress=False)
     with pytest.raises(ValueError, match="batch_size"):
         extract(model, tok, tiny_task(), batch_size=0, progress=False)
 
@@ -105,20 +107,28 @@ def test_model_without_lm_head_and_unsupported_family(llama, tmp_path):
     base = tf.AutoModel.from_pretrained(folder)
     with pytest.raises(ValueError, match="no causal LM head"):
         extract(base, tok, tiny_task(), progress=False)
-    opt = tf.OPTForCausalLM(tf.OPTConfig(vocab_size=len(tok), hidden_size=16, ffn_dim=32,
-                                         num_hidden_layers=1, num_attention_heads=2,
-                                         word_embed_proj_dim=16))
-    with pytest.raises(ValueError, match=r"unsupported architecture 'opt'.*gpt2.*llama"):
-        extract(opt, tok, tiny_task(), progress=False)
+    gpt1 = tf.OpenAIGPTLMHeadModel(tf.OpenAIGPTConfig(vocab_size=len(tok), n_embd=16,
+                                                       n_layer=1, n_head=2))   # post-norm
+    with pytest.raises(ValueError, match=r"unsupported architecture 'openai-gpt'.*gpt2.*llama"):
+        extract(gpt1, tok, tiny_task(), progress=False)
+    post = tf.OPTForCausalLM(tf.OPTConfig(vocab_size=len(tok), hidden_size=16, ffn_dim=32,
+                                          num_hidden_layers=1, num_attention_heads=2,
+                                          word_embed_proj_dim=16, do_layer_norm_before=False))
+    with pytest.raises(ValueError, match="unsupported 'opt' variant: do_layer_norm_before"):
+        extract(post, tok, tiny_task(), progress=False)
 
 
-def test_final_norm_without_gain_is_a_clear_error(tmp_path):
-    # a LayerNorm without elementwise affine has weight None: was an AttributeError on .shape
+def test_final_norm_without_gain_and_a_norm_that_is_not_one(tmp_path):
+    # a LayerNorm without elementwise affine (weight None) is read with G = 1 and stays exact;
+    # a module that does not behave as the family's norm is refused by the probe
     from extraction.architectures import resolve
 
-    model, _ = tiny_model("gpt2", tmp_path)
+    model, tok = tiny_model("gpt2", tmp_path)
     model.transformer.ln_f = torch.nn.LayerNorm(model.config.n_embd, elementwise_affine=False)
-    with pytest.raises(ValueError, match="no gain weight"):
+    assert torch.equal(resolve(model).final_norm.gain, torch.ones(model.config.n_embd))
+    assert extract(model, tok, tiny_task(), progress=False).meta["max_exactness_error"] < 1e-5
+    model.transformer.ln_f = torch.nn.RMSNorm(model.config.n_embd, eps=1e-5)  # GPT-2 row: LN
+    with pytest.raises(ValueError, match="does not behave as a layer norm"):
         resolve(model)
 
 
@@ -178,7 +188,7 @@ def test_run_directory_meta_and_truncation(llama, tmp_path):
 
 
 def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, monkeypatch):
-    import extraction.runner as ex
+    import extraction.forward as ex
 
     _, model, tok = llama
     out = tmp_path / "run"
@@ -188,7 +198,7 @@ def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, mon
         raise AssertionError("recomputed a finished run")
 
     with monkeypatch.context() as mp:
-        mp.setattr(ex._Runner, "run", refuse)
+        mp.setattr(ex.BatchRunner, "run", refuse)
         again = extract(model, tok, tiny_task(), out=out, batch_size=2, progress=False)
     np.testing.assert_array_equal(again.u, first.u)
     assert again.meta["fingerprint"] == first.meta["fingerprint"]
@@ -198,16 +208,16 @@ def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, mon
     # interrupted state from batch_size=2: a resume with another batch size keeps its plan
     out2 = tmp_path / "run2"
     calls = []
-    real = ex._Runner.run
+    real = ex.BatchRunner.run
 
-    def interrupt(self, seqs):
+    def interrupt(self, seqs, position):
         calls.append(len(seqs))
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(self, seqs)
+        return real(self, seqs, position)
 
     with monkeypatch.context() as mp, pytest.raises(KeyboardInterrupt):
-        mp.setattr(ex._Runner, "run", interrupt)
+        mp.setattr(ex.BatchRunner, "run", interrupt)
         extract(model, tok, tiny_task(), out=out2, batch_size=2, shard_size=2, progress=False)
     assert len(list(partial_dir(out2).glob("shard-*.npz"))) == 2
     resumed = extract(model, tok, tiny_task(), out=out2, batch_size=7, progress=False)
@@ -215,14 +225,42 @@ def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, mon
     np.testing.assert_array_equal(resumed.u, first.u)
 
 
-def test_exactness_failure_is_flagged_not_hidden(llama, monkeypatch):
+def test_exactness_failure_is_an_error_with_the_numbers(llama, monkeypatch, tmp_path):
     import extraction.runner as ex
+    from extraction.readout import ExactnessError
 
     _, model, tok = llama
     monkeypatch.setitem(ex.EXACTNESS_RTOL, "float32", 0.0)   # demand bit-exact sums
-    with pytest.warns(UserWarning, match="exactness check failed"):
-        c = extract(model, tok, tiny_task(), progress=False)
-    assert c.meta["exactness_ok"] is False and c.meta["max_exactness_error"] > 0
+    out = tmp_path / "run"
+    with pytest.raises(ExactnessError, match=r"for \d+ of 7 example\(s\): worst example \d+: "
+                       r"max \|error\| = [0-9.e-]+ > tolerance 0"):
+        extract(model, tok, tiny_task(), progress=False, out=out)
+    assert not out.exists() and not list(partial_dir(out).glob("shard-*"))
+
+
+@pytest.mark.parametrize("family,field", [("granite", "write_multiplier"),
+                                          ("granite", "logit_multiplier"),
+                                          ("cohere", "logit_multiplier"),
+                                          ("bloom", "residual_in_output"),
+                                          ("mpt", "residual_in_output")])
+def test_a_wrong_family_row_fails_against_the_model_output(tmp_path, monkeypatch, family, field):
+    # the check compares with the model's own logits: an adapter left out of a row is caught
+    # (before, Σu + bias was compared with the tool's own recomputation of the logits)
+    import dataclasses
+
+    from _tiny_models import model_type
+
+    from extraction import architectures
+    from extraction.readout import ExactnessError
+
+    model, tok = tiny_model(family, tmp_path)
+    row = architectures.SPECS[model_type(family)]
+    empty = {"write_multiplier": None, "logit_multiplier": None, "residual_in_output": (),
+             "parallel": False}[field]
+    monkeypatch.setitem(architectures.SPECS, model_type(family),
+                        dataclasses.replace(row, **{field: empty}))
+    with pytest.raises(ExactnessError, match=f"family '{model_type(family)}'"):
+        extract(model, tok, tiny_task(), progress=False)
 
 
 def test_device_map_auto_is_accepted(llama):

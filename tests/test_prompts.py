@@ -81,11 +81,37 @@ def test_option_clash_names_the_options(stories_tok, bpe_tok, shared_data_dir):
     with pytest.raises(ValueError, match=r"' Sports' / ' Science' all start with token") as e:
         option_token_ids(stories_tok, ag)
     assert "World" not in str(e.value)
-    # words unseen in the BPE corpus split into bytes: both start with the token of " z"
-    with pytest.raises(ValueError, match=r"' zebra' / ' zulu' all start with token"):
-        option_token_ids(bpe_tok, _sst2_like(options=("zebra", "zulu")))
     with pytest.raises(ValueError, match="distinct first tokens"):
-        encode_task(bpe_tok, _sst2_like(options=("zebra", "zulu")), max_length=None)
+        encode_task(stories_tok, ag, max_length=None)
+
+
+def test_options_scored_at_their_first_distinct_token(bpe_tok):
+    # words unseen in the BPE corpus split into bytes: both start with the tokens "Ġ", "z",
+    # which are fed as context; each option is scored at its next token, where they differ
+    task = _sst2_like(options=("zebra", "zulu"))
+    enc = encode_task(bpe_tok, task, max_length=None)
+    assert enc.shared_prefix_tokens == ["Ġ", "z"] and len(enc.shared_prefix) == 2
+    for i in range(len(task)):
+        assert enc.input_ids[i] == bpe_tok(task.prompt(i) + " z")["input_ids"]
+    for option, oid in zip(task.options, enc.option_ids):
+        full = bpe_tok(task.prompt(0) + " " + option)["input_ids"]
+        assert full[len(enc.input_ids[0])] == oid
+    assert len(set(enc.option_ids)) == 2
+    assert enc.option_tokens == bpe_tok.convert_ids_to_tokens(enc.option_ids)
+    # an option that is the shared prefix itself has nothing of its own to score
+    with pytest.raises(ValueError, match="is the prefix shared by all options"):
+        option_token_ids(bpe_tok, _sst2_like(options=("z", "zulu")))
+
+
+def test_arc_on_stories_is_refused_and_boolq_warns(stories_tok, shared_data_dir):
+    # ' A', ' C', ' D' start with the bare '▁' while ' B' is one token: no single position
+    arc = get_task("arc", data_dir=shared_data_dir, n=10)
+    with pytest.raises(ValueError, match=r"' A' / ' C' / ' D' all start with token \d+ \('▁'\)"):
+        option_token_ids(stories_tok, arc)
+    boolq = get_task("boolq", data_dir=shared_data_dir, n=10)
+    with pytest.warns(UserWarning, match=r"option ' False' is scored on the bare whitespace"):
+        enc = encode_task(stories_tok, boolq, max_length=None)
+    assert enc.whitespace_options == ["False"] and enc.option_tokens[0] == "▁"
 
 
 def test_unstable_prefix_raises(bpe_tok):
