@@ -178,7 +178,7 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
     """
     from ..junctions import junction_curves
     from ..tables import module_shares
-    from .figures import plot_junction_curves, plot_module_shares
+    from .figures import plot_junction_curves, plot_module_shares, run_label
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -187,7 +187,8 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
               for readout in ("fixed", "logit_lens")}
     plot_junction_curves(list(curves.values()), out / "junction_curves.png")
     shares = module_shares([contrib])
-    plot_module_shares(shares, out / "module_shares.png")
+    plot_module_shares(shares, out / "module_shares.png", title=f"{run_label(contrib)}: "
+                       "module shares of bias and diversity (logit space, scale=mean)")
     doc = {
         "run": {"model": model, "task": task, "N": contrib.n_examples, "M": contrib.n_members,
                 "C": contrib.n_options, "accuracy": contrib.accuracy(),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["new_figure", "save_figure", "plot_correlations", "plot_module_shares",
+__all__ = ["new_figure", "save_figure", "run_label", "plot_correlations", "plot_module_shares",
            "plot_junction_curves", "plot_layer_curves", "plot_gains", "plot_shapley",
            "plot_layer_graph", "standardize"]
 
@@ -44,6 +44,39 @@ def save_figure(fig, path, *, tight: bool = False):
 
 
 
+def run_label(contrib=None, *, model=None, task=None, n=None) -> str:
+    """``"<model> on <task> (N = n)"`` for figure titles, from a run or from the parts."""
+    if contrib is not None:
+        from ..runs import run_names
+
+        model, task = run_names(getattr(contrib, "meta", {}) or {})
+        n = contrib.n_examples
+    model = _short(model) if model else "model"
+    return f"{model} on {task or 'task'}" + (f" (N = {n})" if n is not None else "")
+
+
+def _short(name, width: int = 24) -> str:
+    """A model label for a tick or title: the last path part(s), wrapped at ``width``."""
+    import textwrap
+
+    from ..commands.runfolder import model_slug
+
+    text = str(name)
+    if "/" in text or "\\" in text:
+        text = model_slug(text)
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def _kind(name: str) -> str:
+    return "embed" if "embed" in name else "mlp" if "mlp" in name else "attn"
+
+
+def _is_constant(y) -> bool:
+    """True when ``y`` does not vary beyond a few ulps of its largest magnitude."""
+    y = np.asarray(y, dtype=np.float64)
+    return bool(np.ptp(y) <= 4 * np.spacing(np.abs(y).max())) if y.size else True
+
+
 def standardize(x) -> np.ndarray:
     """``(x − mean) / std`` over the curve (population std); a constant curve is only centred."""
     x = np.asarray(x, dtype=np.float64)
@@ -69,22 +102,38 @@ def plot_junction_curves(curves, path=None, *, measures=("accuracy", "mse", "bia
         raise ValueError("curves is empty")
     ncols = min(ncols, len(curves))
     nrows = -(-len(curves) // ncols)
-    fig = new_figure(3.2 * ncols, 2.6 * nrows)
+    fig = new_figure(3.4 * ncols, 2.9 * nrows + 0.5)
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    runs = {(cur.model, cur.task, getattr(cur, "n_examples", None)) for cur in curves}
+    one_run = len(runs) == 1
+    readouts = {"fixed": "fixed-scale readout", "logit_lens": "logit-lens readout"}
+    handles = {}
     for ax, cur in zip(axes, curves):
         for measure in measures:
-            y = getattr(cur, measure)
+            y = np.asarray(getattr(cur, measure), dtype=np.float64)
             color, style = MEASURE_STYLE.get(measure, (None, "-"))
-            ax.plot(cur.k, standardize(y) if standardized else y, style, color=color,
-                    label=measure, lw=1.3)
-        ax.set_title(" / ".join(x for x in (cur.model, cur.task) if x) or "run", fontsize=9)
+            if standardized and _is_constant(y):   # nothing to z-score: a flat line at 0
+                label = f"{measure} (constant {y[0]:.3g})"
+                (line,) = ax.plot(cur.k, np.zeros_like(y), ":", color=color, lw=1.3,
+                                  label=label)
+            else:
+                label = measure
+                (line,) = ax.plot(cur.k, standardize(y) if standardized else y, style,
+                                  color=color, label=label, lw=1.3)
+            handles.setdefault(label, line)
+        readout = readouts.get(getattr(cur, "readout", ""), str(getattr(cur, "readout", "")))
+        title = readout if one_run else f"{run_label(model=cur.model, task=cur.task)}\n{readout}"
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("members in prefix (k)")
-        ax.set_ylabel("z-score" if standardized else "value")
+        ax.set_ylabel("z-score over k" if standardized else "value")
     for ax in axes[len(curves):]:
         ax.set_visible(False)
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"Junction curves ({curves[0].readout} readout, {curves[0].space}, "
-                 f"scale={curves[0].scale})", fontsize=10)
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+               ncols=min(len(handles), 4), fontsize=7, frameon=False)
+    head = run_label(model=curves[0].model, task=curves[0].task,
+                     n=getattr(curves[0], "n_examples", None)) + ": " if one_run else ""
+    fig.suptitle(f"{head}junction curves ({curves[0].space} space, scale={curves[0].scale})",
+                 fontsize=10)
     return save_figure(fig, path)
 
 
@@ -124,7 +173,7 @@ def plot_correlations(table, path=None, *, alpha: float = 0.05):
     return save_figure(fig, path)
 
 
-def plot_module_shares(table, path=None):
+def plot_module_shares(table, path=None, *, title=None):
     """Figure 4: stacked bars of the bias and diversity shares of each module group per model.
 
     Uses the table's "Avg." rows (the mean share over tasks).
@@ -134,22 +183,29 @@ def plot_module_shares(table, path=None):
         raise ValueError("the module-share table has no 'Avg.' rows")
     models = list(dict.fromkeys(r["model"] for r in recs))
     groups = list(dict.fromkeys(r["group"] for r in recs))
-    fig = new_figure(2.0 + 1.2 * len(models), 3.2)
+    fig = new_figure(3.6 + 1.4 * len(models), 3.8)
     axes = fig.subplots(1, 2, sharey=True)
+    x = np.arange(len(models))
     for ax, term in zip(axes, ("bias", "diversity")):
         bottom = np.zeros(len(models))
         for g in groups:
             share = np.array([next((r["share"] for r in recs if r["model"] == m
                                     and r["term"] == term and r["group"] == g), 0.0)
-                              for m in models])
-            ax.bar(range(len(models)), share, bottom=bottom, label=g,
-                   color=GROUP_COLORS.get(g))
+                              for m in models], dtype=np.float64)
+            bars = ax.bar(x, share, 0.6, bottom=bottom, label=g, color=GROUP_COLORS.get(g))
+            for bar, v, b in zip(bars, share, bottom):
+                if np.isfinite(v) and v >= 0.06:
+                    ax.text(bar.get_x() + bar.get_width() / 2, b + v / 2, f"{v:.0%}",
+                            ha="center", va="center", fontsize=7, color="white")
             bottom += np.nan_to_num(share)
-        ax.set_xticks(range(len(models)), [m or "model" for m in models], rotation=30,
-                      fontsize=8)
+        ax.set_xticks(x, [_short(m or "model", 14) for m in models], fontsize=8)
+        ax.set_xlim(-0.6, len(models) - 0.4)
+        ax.set_ylim(0, max(1.0, float(bottom.max()) * 1.02))
         ax.set_title(term, fontsize=9)
-    axes[0].set_ylabel("share of the total")
-    axes[1].legend(fontsize=7)
+    axes[0].set_ylabel("share of the total (Eq. 9-10)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center", fontsize=7, frameon=False)
+    fig.suptitle(title or "Module shares of bias and diversity (mean over tasks)", fontsize=9)
     return save_figure(fig, path)
 
 
@@ -158,14 +214,24 @@ CURVE_COLOURS = {"prefix": "tab:blue", "suffix": "tab:purple", "greedy": "tab:re
                  "backward": "tab:orange"}
 
 
-def plot_layer_curves(lc, path=None):
+def _titled(ax, title, what):
+    """``title: what`` over the axes, on two lines when that is long."""
+    text = what if not title else f"{title}: {what}" if len(title) + len(what) < 80 else \
+        f"{title}\n{what}"
+    ax.set_title(text, fontsize=9)
+
+
+def plot_layer_curves(lc, path=None, *, title=None):
     """f(k) of every order of a :class:`~infodiv.curves.LayerCurves`: the random-order mean
-    with its 2.5–97.5% band, and each fixed or searched order (held-out and in-sample)."""
-    fig = new_figure(7, 4.5, layout=None)
+    with its 2.5–97.5% band, and each fixed or searched order (held-out and in-sample).
+    ``title`` (e.g. :func:`run_label`) heads the plot with the model, task and N."""
+    fig = new_figure(7.5, 4.6)
     ax = fig.subplots()
     k = np.arange(lc.n_members + 1)
+    n_orders = None
     if "random" in lc:
         r = lc["random"]
+        n_orders = r.extra.get("n_permutations")
         ax.fill_between(k, r.extra["band_low"], r.extra["band_high"], color="0.85",
                         label="random orders (2.5-97.5%)")
         ax.plot(k, r.values, color="k", lw=1.5, label="random-order mean")
@@ -179,65 +245,116 @@ def plot_layer_curves(lc, path=None):
                         label=f"{name} (in-sample)")
     ax.set_xlabel("number of members k")
     ax.set_ylabel(f"{lc.objective} [{lc.units}]" if lc.units else lc.objective)
-    ax.legend(fontsize=7)
-    return save_figure(fig, path, tight=True)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    what = f"layer-addition curves of {lc.objective}" + (f" ({n_orders} random orders)"
+                                                         if n_orders else "")
+    _titled(ax, title, what)
+    return save_figure(fig, path)
 
 
-def plot_gains(lc, slope, path=None):
+def plot_gains(lc, slope, path=None, *, title=None):
     """Gain profile g(k) of the random orders with the fitted slope and its CI."""
-    fig = new_figure(7, 3.5, layout=None)
+    fig = new_figure(7.5, 3.6)
     ax = fig.subplots()
     g = np.asarray(lc["random"].extra["gain"])
     k = np.arange(1, len(g) + 1)
     ax.plot(k, g, "k.-", lw=0.8, label="g(k), random-order mean")
     fit = slope["slope"] * (k - k.mean()) + g.mean()
-    ax.plot(k, fit, "r-", label=f"slope {slope['slope']:.3g} "
-                                f"[{slope['ci'][0]:.3g}, {slope['ci'][1]:.3g}]")
+    ci = slope.get("ci") or (np.nan, np.nan)
+    ax.plot(k, fit, "r-", label=f"slope {slope['slope']:.3g} [{ci[0]:.3g}, {ci[1]:.3g}]")
     ax.axhline(0, color="0.6", lw=0.5)
-    ax.set_xlabel("k")
-    ax.set_ylabel("utility gain")
-    ax.legend(fontsize=7)
-    return save_figure(fig, path, tight=True)
+    ax.set_xlabel("k (size of the set the member joins, plus one)")
+    ax.set_ylabel(f"gain [{lc.units}]" if lc.units else "gain")
+    ax.legend(fontsize=7, frameon=False)
+    _titled(ax, title, f"gain profile of {lc.objective}")
+    return save_figure(fig, path)
 
 
-def plot_shapley(lc, names=None, path=None):
-    """Monte-Carlo Shapley values of the members (bars, member names when M ≤ 70)."""
-    phi = np.asarray(lc["random"].extra["shapley"])
-    fig = new_figure(max(6, 0.12 * len(phi)), 3.5, layout=None)
-    ax = fig.subplots()
-    ax.bar(np.arange(len(phi)), phi, color="tab:blue")
-    if len(phi) <= 70 and names:
-        ax.set_xticks(np.arange(len(phi)), names, rotation=90, fontsize=5)
-    ax.set_ylabel(f"Shapley value [{lc.units}]")
-    ax.set_title(f"{lc.objective}: Shapley values (sum = f(V) - f(empty))")
-    return save_figure(fig, path, tight=True)
+def plot_shapley(lc, names=None, path=None, *, title=None):
+    """Monte-Carlo Shapley values of the members, coloured by kind, in depth order.
+
+    Up to 130 members: horizontal bars, one labelled row per member (top = embedding).
+    More: vertical bars with every tenth member labelled.
+    """
+    phi = np.asarray(lc["random"].extra["shapley"], dtype=np.float64)
+    m = len(phi)
+    names = list(names) if names is not None and len(names) == m else [str(i) for i in range(m)]
+    colours = [GROUP_COLORS.get(_kind(n), "tab:blue") for n in names]
+    what = f"Shapley values of {lc.objective} (sum = f(all) − f(empty))"
+    if m <= 130:
+        fig = new_figure(7.0, 1.2 + 0.16 * m)
+        ax = fig.subplots()
+        y = np.arange(m)
+        ax.barh(y, phi, color=colours, height=0.75)
+        ax.set_yticks(y, names, fontsize=7 if m <= 70 else 5.5)
+        ax.set_ylim(m - 0.4, -0.6)
+        ax.axvline(0, color="0.5", lw=0.6)
+        ax.set_xlabel(f"Shapley value [{lc.units}]" if lc.units else "Shapley value")
+    else:
+        fig = new_figure(min(18.0, 6 + 0.03 * m), 3.8)
+        ax = fig.subplots()
+        x = np.arange(m)
+        ax.bar(x, phi, color=colours, width=0.9)
+        ticks = x[::10]
+        ax.set_xticks(ticks, [names[i] for i in ticks], rotation=60, fontsize=7, ha="right")
+        ax.set_ylabel(f"Shapley value [{lc.units}]" if lc.units else "Shapley value")
+    from matplotlib.patches import Patch
+
+    kinds = [k for k in ("embed", "attn", "mlp") if any(_kind(n) == k for n in names)]
+    fig.legend([Patch(color=GROUP_COLORS[k]) for k in kinds], kinds, fontsize=7, frameon=False,
+               loc="outside right upper")
+    _titled(ax, title, what)
+    return save_figure(fig, path)
 
 
-def plot_layer_graph(graph, path=None, *, weight: str = "mi", top_fraction: float = 0.1):
-    """Circular layout in depth order; the Chow–Liu tree in black, the strongest other edges
-    (``top_fraction`` of them) in grey; nodes coloured by kind."""
+def plot_layer_graph(graph, path=None, *, weight: str = "mi", top_fraction: float = 0.1,
+                     title=None):
+    """Members on a circle in depth order (clockwise from the top: embedding first), every
+    node labelled (every tenth beyond 130), the Chow–Liu tree in black and the strongest other
+    edges (``top_fraction`` of them) in grey; nodes coloured by kind, with a legend."""
     import networkx as nx
+    from matplotlib.lines import Line2D
 
     from ..layergraph import chow_liu_tree, tree_bound
 
-    pos = nx.circular_layout(sorted(graph.nodes))
+    nodes = sorted(graph.nodes)
+    m = len(nodes)
+    angle = np.pi / 2 - 2 * np.pi * np.arange(m) / max(m, 1)
+    pos = {v: (np.cos(a), np.sin(a)) for v, a in zip(nodes, angle)}
     tree = chow_liu_tree(graph, weight)
     others = sorted(((w, i, j) for i, j, w in graph.edges(data=weight)
                      if not tree.has_edge(i, j) and w is not None), reverse=True)
     others = others[: max(1, int(top_fraction * len(others)))]
-    colours = {"embed": "tab:green", "attn": "tab:blue", "mlp": "tab:orange"}
-    fig = new_figure(7, 7, layout=None)
+    kinds = {v: graph.nodes[v].get("kind") or _kind(str(graph.nodes[v].get("name", ""))) for v in
+             nodes}
+    fig = new_figure(8, 8.4)
     ax = fig.subplots()
     nx.draw_networkx_edges(graph, pos, edgelist=[(i, j) for _, i, j in others], ax=ax,
                            edge_color="0.75", width=0.6)
     nx.draw_networkx_edges(tree, pos, ax=ax, edge_color="k", width=1.2)
-    nx.draw_networkx_nodes(graph, pos, ax=ax, node_size=40,
-                           node_color=[colours.get(graph.nodes[v].get("kind"), "tab:gray")
-                                       for v in graph.nodes])
-    if graph.number_of_nodes() <= 40:
-        nx.draw_networkx_labels(graph, pos, ax=ax, font_size=6,
-                                labels={v: graph.nodes[v].get("name", v) for v in graph.nodes})
-    ax.set_title(f"Layer graph ({weight}); black: Chow-Liu tree, "
-                 f"sum {tree_bound(graph, weight):.3g} bits <= TC(U)")
+    nx.draw_networkx_nodes(graph, pos, nodelist=nodes, ax=ax, node_size=36,
+                           node_color=[GROUP_COLORS.get(kinds[v], "tab:gray") for v in nodes])
+    step = 1 if m <= 130 else 10
+    size = 7 if m <= 40 else 5.5 if m <= 80 else 4.5
+    for i, (v, a) in enumerate(zip(nodes, angle)):
+        if i % step:
+            continue
+        deg = np.degrees(a)
+        flip = np.cos(a) < 0
+        ax.text(1.07 * np.cos(a), 1.07 * np.sin(a), str(graph.nodes[v].get("name", v)),
+                rotation=deg + 180 if flip else deg, rotation_mode="anchor",
+                ha="right" if flip else "left", va="center", fontsize=size)
+    ax.set_xlim(-1.4, 1.4)
+    ax.set_ylim(-1.4, 1.4)
+    ax.set_aspect("equal")
     ax.axis("off")
-    return save_figure(fig, path, tight=True)
+    present = [k for k in ("embed", "attn", "mlp") if k in kinds.values()]
+    handles = [Line2D([], [], marker="o", ls="", color=GROUP_COLORS[k]) for k in present]
+    handles += [Line2D([], [], color="k", lw=1.2), Line2D([], [], color="0.75", lw=0.8)]
+    ax.legend(handles, present + ["Chow-Liu tree", f"top {top_fraction:.0%} other edges"],
+              fontsize=7, loc="lower center", bbox_to_anchor=(0.5, -0.06), ncols=5,
+              frameon=False)
+    what = (f"layer graph of pairwise {weight} (depth order clockwise from the top)\nChow-Liu "
+            f"tree sum {tree_bound(graph, weight):.3g} bits ≤ TC(U)")
+    _titled(ax, title, what)
+    return save_figure(fig, path)

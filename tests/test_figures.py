@@ -1,0 +1,98 @@
+"""Figure appearance (issue 10): titles with model, task and N; readable, uncut labels; the
+layer graph labelled, with a legend, in depth order; constant curves not z-scored into noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from infodiv.reports.figures import (
+    plot_junction_curves,
+    plot_layer_curves,
+    plot_layer_graph,
+    plot_module_shares,
+    plot_shapley,
+    run_label,
+)
+
+
+@pytest.fixture(scope="module")
+def run():
+    from infodiv.controls import conditionally_independent_ensemble
+
+    c = conditionally_independent_ensemble(240, 11, mu=0.4, random_state=0)
+    c.meta.update(model={"model_id": "/very/long/path/to/models/SomeModel-135M/hf"},
+                  task="sst2")
+    return c
+
+
+def _inside(fig):
+    """Everything ``fig`` draws lies inside its canvas (nothing is cut off when saved)."""
+    fig.canvas.draw()
+    tight = fig.get_tightbbox(fig.canvas.get_renderer())
+    w, h = fig.get_size_inches()
+    assert tight.x0 >= -0.02 and tight.y0 >= -0.02, tight
+    assert tight.x1 <= w + 0.02 and tight.y1 <= h + 0.02, (tight, w, h)
+
+
+def _texts(fig):
+    return [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
+
+
+def test_run_label_short_model_name(run):
+    assert run_label(run) == "SomeModel-135M on sst2 (N = 240)"
+
+
+def test_junction_curves_titles_and_constant_curve(run):
+    from infodiv.junctions import junction_curves
+
+    curves = [junction_curves(run, readout=r) for r in ("fixed", "logit_lens")]
+    curves[0].accuracy[:] = 0.5            # a constant measure is drawn flat at 0
+    fig = plot_junction_curves(curves)
+    axes = [a for a in fig.axes if a.get_visible()]
+    assert [a.get_title() for a in axes] == ["fixed-scale readout", "logit-lens readout"]
+    assert fig.get_suptitle().startswith("SomeModel-135M on sst2 (N = 240): junction curves")
+    flat = [ln for ln in axes[0].get_lines() if "constant" in ln.get_label()]
+    assert len(flat) == 1 and np.all(flat[0].get_ydata() == 0)
+    assert axes[0].get_legend() is None and fig.legends    # one figure legend, off the plots
+    _inside(fig)
+
+
+def test_module_shares_readable(run):
+    from infodiv.tables import module_shares
+
+    fig = plot_module_shares(module_shares([run]), title=run_label(run) + ": module shares")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["SomeModel-135M"]
+    assert ax.get_legend() is None and fig.legends          # legend beside, not over a bar
+    widths = {round(p.get_width(), 3) for p in ax.patches}
+    assert widths == {0.6}
+    assert "SomeModel-135M on sst2 (N = 240)" in fig.get_suptitle()
+    _inside(fig)
+
+
+def test_curves_shapley_graph_titled_and_labelled(run):
+    from infodiv.curves import layer_curves
+    from infodiv.layergraph import layer_graph
+
+    label = run_label(run)
+    lc = layer_curves(run, objective="accuracy", n_permutations=20, random_state=0)
+    fig = plot_layer_curves(lc, title=label)
+    assert label in fig.axes[0].get_title()
+    _inside(fig)
+    fig = plot_shapley(lc, run.names, title=label)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == run.names
+    assert min(t.get_fontsize() for t in ax.get_yticklabels()) >= 7
+    assert label in ax.get_title() and fig.legends
+    _inside(fig)
+    g = layer_graph(run, random_state=0)
+    fig = plot_layer_graph(g, title=label)
+    texts = _texts(fig)
+    assert all(name in texts for name in run.names)           # every member labelled
+    assert fig.axes[0].get_legend() is not None and label in fig.axes[0].get_title()
+    first = next(t for t in fig.axes[0].texts if t.get_text() == run.names[0])
+    x, y = first.get_position()
+    assert abs(x) < 1e-9 and y > 1                             # depth order starts at the top
+    _inside(fig)
