@@ -236,6 +236,8 @@ def _truncate(encode, segments, max_length: int, index: int) -> list[int]:
     def ids() -> list[int]:
         return encode(["".join(t for t, _ in segs)])[0]
 
+    if len(ids()) <= max_length:
+        return ids()
     order = sorted((k for k, (_, tr) in enumerate(segs) if tr), key=lambda k: -len(segs[k][0]))
     for k in order:
         text = segs[k][0]
