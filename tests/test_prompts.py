@@ -261,3 +261,55 @@ def test_smollm2_options_mnli_qqp(smollm2_tok):
                                  options=list(spec.options), label="y", name=name)
         ids = option_token_ids(smollm2_tok, task)
         assert smollm2_tok.convert_ids_to_tokens(ids) == ["Ġ" + o for o in spec.options]
+
+
+CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+          "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def test_chat_template_is_kept_byte_for_byte():
+    tok = _bpe()
+    tok.chat_template = CHATML
+    task = _sst2_like()
+    enc = encode_task(tok, task, max_length=None, chat_template=True)
+    for i in range(len(task)):
+        msgs = [{"role": "user", "content": task.prompt(i)}]
+        rendered = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+        assert rendered.endswith("<|im_start|>assistant\n")
+        assert tok.decode(enc.input_ids[i]) == rendered          # byte for byte
+        assert enc.input_ids[i] == tok.apply_chat_template(
+            msgs, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]
+    # the options follow the generation prompt directly: no answer prefix, no leading space
+    assert enc.option_tokens == tok.convert_ids_to_tokens(enc.option_ids)
+    assert not any(t.startswith("Ġ") for t in enc.option_tokens)
+    assert enc.option_ids == [
+        tok(rendered + o, add_special_tokens=False)["input_ids"][len(enc.input_ids[-1])]
+        for o in task.options]
+    # without a template it is a clear error
+    with pytest.raises(ValueError, match="has no chat template"):
+        encode_task(_bpe(), task, max_length=None, chat_template=True)
+
+
+def test_chat_template_with_truncation_keeps_the_generation_prompt():
+    tok = _bpe()
+    tok.chat_template = CHATML
+    recs = [{"text": "the film " * k, "y": k % 2} for k in (3, 60)]
+    task = Task.from_records(recs, template=SST2_TEMPLATE, options=["negative", "positive"],
+                             label="y", truncatable=["text"])
+    full = encode_task(tok, task, max_length=None, chat_template=True)
+    limit = len(full.input_ids[1]) - 20
+    enc = encode_task(tok, task, max_length=limit, chat_template=True)
+    assert enc.truncated.tolist() == [False, True] and len(enc.input_ids[1]) <= limit
+    assert tok.decode(enc.input_ids[1]).endswith("Answer:<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.real_model
+def test_smollm2_chat_template_ends_with_the_assistant_newline(smollm2_tok, shared_data_dir):
+    # the case: the prompt must end at "…assistant\n", not one token early
+    task = get_task("sst2", data_dir=shared_data_dir, n=5)
+    enc = encode_task(smollm2_tok, task, max_length=2048, chat_template=True)
+    for i in range(5):
+        text = smollm2_tok.decode(enc.input_ids[i])
+        assert text.endswith("<|im_start|>assistant\n") and task.prompt(i) in text
+        assert smollm2_tok.convert_ids_to_tokens(enc.input_ids[i][-1:]) == ["Ċ"]
+    assert not any(t.startswith("Ġ") for t in enc.option_tokens)

@@ -1,11 +1,13 @@
 """``infodiv extract``: run a causal LM over a task and save its exact per-member contributions.
 
 Loads the model (hub id, local folder, ``.gguf`` file or the alias ``smollm2-135m``), builds the
-task (paper Table 3 template and options), runs :func:`extraction.extract` with a
+task (paper Table 3 template and options with ``--task``, or a ``.csv`` / ``.jsonl`` file with
+``--task-file --template --options [--label-field]``; records without a label are extracted but
+analyses that need labels refuse them), runs :func:`extraction.extract` with a
 progress bar (examples/s) and writes a ``Contributions`` run directory (resumable: rerunning the
 same command after an interruption reuses the finished shards). Prints N, M, C, the largest
-exactness error ``max |Σ_m u_m + bias − logits|`` and the model's accuracy; exits 1 if the
-exactness check failed.
+exactness error against the model's own output logits and the model's accuracy; exits 1 if
+the exactness check failed (the message gives the numbers).
 """
 
 from __future__ import annotations
@@ -33,9 +35,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True,
                         help="hub id, local folder, .gguf file, or 'smollm2-135m'")
     parser.add_argument("--gguf-file", default=None, help="GGUF file name inside --model")
-    parser.add_argument("--task", required=True,
+    parser.add_argument("--task", default=None,
                         help="ag_news, arc (= arc_challenge), arc_easy, boolq, mnli, qqp, rte, "
-                             "sst2, wic")
+                             "sst2, wic (or use --task-file)")
+    parser.add_argument("--task-file", type=Path, default=None,
+                        help="custom task: a .csv (header row) or .jsonl file of records")
+    parser.add_argument("--template", default=None,
+                        help="with --task-file: format string over the record fields ending in "
+                             "{answer}, e.g. '{text} Sentiment: {answer}'")
+    parser.add_argument("--options", default=None,
+                        help="with --task-file: answer options, comma-separated or a JSON list")
+    parser.add_argument("--label-field", default=None,
+                        help="with --task-file: field holding the gold option (string or "
+                             "index); omitted or empty: unlabelled records")
+    parser.add_argument("--truncatable", default="",
+                        help="with --task-file: comma-separated fields that may be shortened")
+    parser.add_argument("--chat-template", action="store_true",
+                        help="wrap every prompt in the tokenizer's chat template (one user turn "
+                             "+ generation prompt, kept byte for byte)")
+    parser.add_argument("--position", type=int, default=-1,
+                        help="read position: -1 the last prompt token (default), other negative "
+                             "values from the end, non-negative from the start")
+    parser.add_argument("--vocab", default="options", choices=("options", "full"),
+                        help="columns of u: the option tokens (default) or the whole vocabulary")
     parser.add_argument("--n", type=int, default=2000,
                         help="first N examples of the split (default 2000)")
     parser.add_argument("--shots", type=int, default=0, help="in-context demonstrations")
@@ -52,7 +74,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="auto, cpu, cuda, cuda:N, or device_map (spread over GPUs)")
     parser.add_argument("--dtype", default="auto",
                         choices=("auto", "float32", "bfloat16", "float16"))
-    parser.add_argument("--granularity", default="block", choices=("block", "head"))
+    parser.add_argument("--granularity", default="block", choices=("block", "head", "neuron"))
+    parser.add_argument("--neuron-top-k", type=int, default=None,
+                        help="with --granularity neuron: keep the k largest neurons per MLP "
+                             "execution plus one rest member")
     parser.add_argument("--max-length", type=int, default=None,
                         help="prompt token limit (default: the model context)")
     parser.add_argument("--no-resume", action="store_true",
@@ -65,25 +90,56 @@ def _default_out(model: str, task: str, granularity: str) -> Path:
     return Path("runs") / f"{slug}-{task}-{granularity}"
 
 
-def run(args) -> int:
-    from extraction.models import load_model
-    from extraction.runner import extract
+def _task(args):
+    from extraction.taskfiles import load_task_file, parse_options
     from extraction.tasks import get_task
 
-    out = args.out or _default_out(str(args.model), args.task, args.granularity)
-    task = get_task(args.task, data_dir=args.data_dir, split=args.split, n=args.n,
-                    shots=args.shots, seed=args.seed)
+    if (args.task is None) == (args.task_file is None):
+        raise ValueError("give exactly one of --task NAME and --task-file FILE")
+    if args.task is not None:
+        stray = [f for f in ("template", "options", "label_field") if getattr(args, f)]
+        if stray:
+            raise ValueError(f"--{stray[0].replace('_', '-')} needs --task-file (the named "
+                             "tasks have their own template and options)")
+        return get_task(args.task, data_dir=args.data_dir, split=args.split, n=args.n,
+                        shots=args.shots, seed=args.seed)
+    if not args.template or not args.options:
+        raise ValueError("--task-file needs --template and --options")
+    task = load_task_file(args.task_file, template=args.template,
+                          options=parse_options(args.options), label_field=args.label_field,
+                          truncatable=[f for f in args.truncatable.split(",") if f], n=args.n)
+    if args.shots:
+        if task.n_unlabelled:
+            raise ValueError(f"--shots needs labelled demonstrations; {task.n_unlabelled} of "
+                             f"{len(task)} records in {args.task_file} have no label")
+        task = task.with_demonstrations(args.shots, seed=args.seed)
+    return task
+
+
+def run(args) -> int:
+    from extraction.models import load_model
+    from extraction.readout import ExactnessError
+    from extraction.runner import extract
+
+    task = _task(args)
+    out = args.out or _default_out(str(args.model), task.name, args.granularity)
     model, tokenizer = load_model(args.model, gguf_file=args.gguf_file, device=args.device,
                                   dtype=args.dtype)
-    c = extract(model, tokenizer, task, granularity=args.granularity,
-                batch_size=args.batch_size, out=out, resume=not args.no_resume,
-                progress=not args.quiet, max_length=args.max_length)
-    m = c.meta
-    print(f"{out}: N={c.n_examples} M={c.n_members} C={c.n_options} "
-          f"max|Σu+bias−logits|={m['max_exactness_error']:.3g} "
-          f"(relative {m['max_relative_exactness_error']:.3g}, tolerance {m['exactness_rtol']:g}) "
-          f"accuracy={c.accuracy():.4f} truncated={m['n_truncated']}")
-    if not m["exactness_ok"]:
-        print("infodiv extract: exactness check FAILED (see meta.json)", file=sys.stderr)
+    try:
+        c = extract(model, tokenizer, task, granularity=args.granularity,
+                    batch_size=args.batch_size, out=out, resume=not args.no_resume,
+                    progress=not args.quiet, max_length=args.max_length,
+                    chat_template=args.chat_template, position=args.position,
+                    vocab=args.vocab, neuron_top_k=args.neuron_top_k)
+    except ExactnessError as exc:
+        print(f"infodiv extract: exactness check FAILED: {exc}", file=sys.stderr)
         return 1
+    m = c.meta
+    acc = (f"accuracy={c.accuracy():.4f}" if m.get("labelled", True)
+           else f"unlabelled={m['n_unlabelled']}")
+    print(f"{out}: N={c.n_examples} M={c.n_members} C={c.n_options} "
+          f"max|Σu+bias−model logits|={m['max_exactness_error']:.3g} "
+          f"(relative {m['max_relative_exactness_error']:.3g}, tolerance {m['exactness_rtol']:g}) "
+          f"{acc} truncated={m['n_truncated']} demos_dropped={m.get('n_demos_dropped', 0)} "
+          f"options={m.get('option_tokens')}")
     return 0

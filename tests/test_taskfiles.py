@@ -1,0 +1,109 @@
+"""Custom task files (.csv, .jsonl): extraction.taskfiles and `infodiv extract --task-file`."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from _tiny_models import torch_threads
+
+from extraction.contributions import Contributions
+from extraction.taskfiles import load_task_file, parse_options
+
+TEMPLATE = "{text} Question: Was that sentence positive or negative? Answer: {answer}"
+ROWS = [{"text": "the movie was good", "y": "positive"}, {"text": "bad", "y": "0"},
+        {"text": "it is not a good film", "y": ""}, {"text": "great fun", "y": 1}]
+
+
+def _write(folder, rows, kind):
+    path = folder / f"data.{kind}"
+    if kind == "csv":
+        with open(path, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=["text", "y"])
+            w.writeheader()
+            w.writerows(rows)
+    else:
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_load_task_file_labels_as_strings_indices_or_missing(tmp_path, kind):
+    path = _write(tmp_path, ROWS, kind)
+    task = load_task_file(path, template=TEMPLATE, options=["negative", "positive"],
+                          label_field="y")
+    assert task.labels.tolist() == [1, 0, -1, 1] and task.n_unlabelled == 1
+    assert task.prompt(0).endswith("positive or negative? Answer:") and task.name == "data"
+    assert task.meta["n_rows"] == 4 and task.meta["source_files"] == [str(path)]
+    unlabelled = load_task_file(path, template=TEMPLATE, options=["negative", "positive"])
+    assert unlabelled.labels.tolist() == [-1] * 4
+    assert len(load_task_file(path, template=TEMPLATE, options=["a", "b"], n=2)) == 2
+
+
+def test_task_file_errors_name_the_problem(tmp_path):
+    opts = ["negative", "positive"]
+    with pytest.raises(ValueError, match="must end in .csv or .jsonl"):
+        load_task_file(tmp_path / "x.txt", template=TEMPLATE, options=opts)
+    with pytest.raises(FileNotFoundError):
+        load_task_file(tmp_path / "x.csv", template=TEMPLATE, options=opts)
+    path = _write(tmp_path, [{"text": "good", "y": "neutral"}], "jsonl")
+    with pytest.raises(ValueError, match=r"record 0: label 'neutral' in field 'y' is neither"):
+        load_task_file(path, template=TEMPLATE, options=opts, label_field="y")
+    path = _write(tmp_path, [{"text": "good", "y": 5}], "jsonl")
+    with pytest.raises(ValueError, match="outside the 2 options"):
+        load_task_file(path, template=TEMPLATE, options=opts, label_field="y")
+    (tmp_path / "bad.jsonl").write_text('{"text": "a"}\nnot json\n')
+    with pytest.raises(ValueError, match="line 2 is not JSON"):
+        load_task_file(tmp_path / "bad.jsonl", template=TEMPLATE, options=opts)
+    with pytest.raises(ValueError, match=r"lacks template field\(s\) \['text'\]"):
+        load_task_file(_write(tmp_path, [{"txt": "a", "y": 0}], "jsonl"), template=TEMPLATE,
+                       options=opts)
+    assert parse_options('["a, b", "c"]') == ["a, b", "c"]
+    assert parse_options("negative, positive") == ["negative", "positive"]
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    from _tiny_models import tiny_model
+
+    folder = tmp_path_factory.mktemp("tiny") / "llama"
+    tiny_model("llama", folder)
+    return folder
+
+
+def test_cli_extract_task_file_unlabelled_and_refusals(tiny_folder, tmp_path, capsys):
+    from infodiv.cli import main
+
+    path = _write(tmp_path, ROWS, "csv")
+    out = tmp_path / "run"
+    argv = ["extract", "--model", str(tiny_folder), "--task-file", str(path), "--template",
+            TEMPLATE, "--options", "negative,positive", "--label-field", "y", "--out", str(out),
+            "--device", "cpu", "--quiet"]
+    with torch_threads(1):
+        assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "N=4 M=5 C=2" in printed and "unlabelled=1" in printed
+    c = Contributions.load(out)
+    assert c.raw_labels.tolist() == [1, 0, -1, 1] and c.meta["task"] == "data"
+    assert c.meta["task_meta"]["label_field"] == "y" and c.meta["max_exactness_error"] < 1e-4
+    # neuron granularity with top-k and the last-but-one position through the CLI
+    with torch_threads(1):
+        assert main(argv[:-5] + ["--out", str(tmp_path / "n"), "--granularity", "neuron",
+                                 "--neuron-top-k", "3", "--position", "-2", "--device", "cpu",
+                                 "--quiet"]) == 0
+    n = Contributions.load(tmp_path / "n")
+    assert n.n_members == 1 + 2 + 2 * 4 and n.meta["positions"] == [-2] * 4
+    for bad, msg in [(["--task", "sst2"], "exactly one of --task"),
+                     ([], "--task-file needs --template and --options"),
+                     (["--shots", "1"], "--shots needs labelled demonstrations; 1 of 4")]:
+        base = ["extract", "--model", str(tiny_folder), "--task-file", str(path), "--quiet",
+                "--out", str(tmp_path / "x")]
+        if msg.startswith("--shots"):
+            base += ["--template", TEMPLATE, "--options", "negative,positive", "--label-field",
+                     "y"]
+        assert main(base + bad) == 2
+        err = capsys.readouterr().err
+        assert msg in err and len(err.strip().splitlines()) == 1
+    assert np.isfinite(c.u).all()
