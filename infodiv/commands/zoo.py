@@ -53,6 +53,7 @@ def _configure_train(p) -> None:
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--shard", type=_shard, default=(0, 1),
                    help="K/N: train every N-th model starting at K (parallel processes)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -70,6 +71,7 @@ def _configure_finetune(p) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", type=Path, default=None)
+    p.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     p.add_argument("--quiet", action="store_true")
 
 
@@ -106,7 +108,7 @@ def _train(args) -> int:
     specs += [ModelSpec(depth=d, seed=s, **common) for s in args.seeds for d in args.extra_depths]
     records = train_zoo(args.root, specs, cfg, vocab_size=args.vocab_size,
                         data_dir=args.data_dir, shard=args.shard, progress=not args.quiet,
-                        log=lambda m: print(m, flush=True))
+                        device=args.device, log=lambda m: print(m, flush=True))
     done = sum(bool(r.get("finished")) for r in records)
     print(f"{args.root}: {done}/{len(records)} model(s) finished", flush=True)
     return 0
@@ -125,7 +127,8 @@ def _finetune(args) -> int:
     run_dir = args.root / "finetune" / f"{Path(args.model).name}{top}-s{args.seed}"
     rec = finetune(args.model, train, run_dir, cfg, train_top=args.train_top,
                    max_len=args.max_len, seed=args.seed, heldout_task=held,
-                   progress=not args.quiet, log=lambda m: print(m, flush=True))
+                   progress=not args.quiet, device=args.device,
+                   log=lambda m: print(m, flush=True))
     acc = rec.get("heldout", {}).get("accuracy")
     print(f"{run_dir}: {rec['step']}/{cfg.steps} steps, {rec['s_per_step']:.2f} s/step"
           + ("" if acc is None else f", held-out accuracy {acc:.4f}"), flush=True)

@@ -54,7 +54,7 @@ def freeze_below(model, train_top: int | None) -> int:
 
 def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = None,
              max_len: int = 96, seed: int = 0, heldout_task=None, progress: bool = True,
-             stop_after: int | None = None, log=print) -> dict:
+             stop_after: int | None = None, device: str = "cpu", log=print) -> dict:
     """Fine-tune ``model_name`` on ``train_task`` (answer-token loss); resumable; returns the
     ``zoo.json`` record (``finished`` False when stopped early).
 
@@ -71,6 +71,8 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         Prompt truncation (inside the article text) in training and for the held-out score.
     seed : int
         Data order.
+    device : str
+        ``load_model`` device (``"cpu"``, ``"cuda"``, ``"auto"``).
     """
     import torch
 
@@ -86,7 +88,7 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
     old_threads = torch.get_num_threads()
     torch.set_num_threads(cfg.threads)
     try:
-        model, tok = load_model(model_name, device="cpu", dtype="float32")
+        model, tok = load_model(model_name, device=device, dtype="float32")
         n_trainable = freeze_below(model, train_top)
         seqs, option_ids = encode(tok, train_task, max_len)
         targets = [option_ids[int(y)] for y in train_task.labels]
@@ -109,7 +111,8 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
                   "n_train": len(train_task), "option_ids": option_ids, "step": step,
                   "finished": step >= cfg.steps, "wall_time_s": elapsed,
                   "s_per_step": elapsed / max(1, step), "losses": losses,
-                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg())}
+                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg()),
+                  "device": str(next(model.parameters()).device)}
         if step < cfg.steps:
             return record
         if heldout_task is not None:
@@ -118,7 +121,7 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         folder = run_dir / "model"
         for p in model.parameters():
             p.requires_grad_(True)
-        model.save_pretrained(folder)
+        model.cpu().save_pretrained(folder)
         tok.save_pretrained(folder)
         write_record(folder, record)
         return record

@@ -88,7 +88,8 @@ def finished_models(root) -> list[Path]:
 
 
 def train_zoo(root, specs, cfg, *, n_heldout: int = 2000, vocab_size: int = 4096,
-              data_dir=None, shard=(0, 1), progress: bool = True, log=print) -> list[dict]:
+              data_dir=None, shard=(0, 1), progress: bool = True, device: str = "cpu",
+              log=print) -> list[dict]:
     """Train every spec of ``specs`` (skipping finished ones) under ``root``.
 
     Returns the records of the models handled by this call (finished or not).
@@ -110,7 +111,7 @@ def train_zoo(root, specs, cfg, *, n_heldout: int = 2000, vocab_size: int = 4096
             records.append(read_record(folder))
             continue
         rec = train_model(spec, tok, train, folder, cfg, heldout_task=held, progress=progress,
-                          log=log)
+                          device=device, log=log)
         acc = rec.get("heldout", {}).get("accuracy")
         log(f"[{i + 1}/{len(mine)}] {spec.name}: {rec['step']} steps, "
             f"{rec['wall_time_s']:.0f} s ({rec['s_per_step']:.3f} s/step)"

@@ -112,7 +112,8 @@ def _collate(seqs, pad_id: int):
 
 def _forward_last(model, seqs, pad_id):
     """Hidden states ``[B, T, d]`` after the final norm, and the attention mask."""
-    ids, mask, pos = _collate(seqs, pad_id)
+    dev = model.get_input_embeddings().weight.device
+    ids, mask, pos = (t.to(dev) for t in _collate(seqs, pad_id))
     out = model.base_model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False)
     return out[0], ids, mask
 
@@ -123,7 +124,9 @@ def _loss(model, seqs, targets, pad_id, lm_weight):
 
     hidden, ids, mask = _forward_last(model, seqs, pad_id)
     head = model.get_output_embeddings()
-    loss = F.cross_entropy(head(hidden[:, -1]), torch.as_tensor(targets, dtype=torch.long))
+    logits = head(hidden[:, -1])
+    loss = F.cross_entropy(logits, torch.as_tensor(targets, dtype=torch.long,
+                                                   device=logits.device))
     if lm_weight > 0:
         logits = head(hidden[:, :-1])
         tgt = ids[:, 1:].masked_fill(mask[:, 1:] == 0, -100)
@@ -144,7 +147,7 @@ def evaluate(model, seqs, labels, option_ids, pad_id, *, batch_size: int = 128) 
     with torch.inference_mode():
         for i in range(0, len(seqs), batch_size):
             hidden, _, _ = _forward_last(model, seqs[i: i + batch_size], pad_id)
-            rows.append((hidden[:, -1] @ w.t()).double().numpy())
+            rows.append((hidden[:, -1].float() @ w.float().t()).double().cpu().numpy())
     z = np.concatenate(rows)
     z = z - z.max(1, keepdims=True)
     logp = z - np.log(np.exp(z).sum(1, keepdims=True))
@@ -257,7 +260,8 @@ def write_record(folder, record: dict) -> None:
 
 
 def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldout_task=None,
-                progress: bool = True, stop_after: int | None = None, log=print) -> dict:
+                progress: bool = True, stop_after: int | None = None, device: str = "cpu",
+                log=print) -> dict:
     """Train (or resume, or skip when finished) one zoo model; returns its record.
 
     Parameters
@@ -271,6 +275,9 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
     cfg : TrainConfig
     stop_after : int, optional
         Stop (with a checkpoint) after this many steps of this call (tests, time slicing).
+    device : str
+        Where to train (``"cpu"``, ``"cuda"``); resumes are bit-identical on CPU (on CUDA only
+        with deterministic kernels).
 
     Returns
     -------
@@ -290,7 +297,7 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
     try:
         seqs, option_ids = encode(tokenizer, train_task, spec.max_len)
         targets = [option_ids[int(y)] for y in train_task.labels]
-        model = build_model(spec, tokenizer)
+        model = build_model(spec, tokenizer).to(device)
         fingerprint = {"spec": spec.to_dict(), "train": cfg.to_dict(),
                        "n_train": len(train_task), "vocab": len(tokenizer)}
         pad_id = tokenizer.pad_token_id
@@ -303,14 +310,15 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
                   "n_train": len(train_task), "option_ids": option_ids, "step": step,
                   "finished": step >= cfg.steps, "wall_time_s": elapsed,
                   "s_per_step": elapsed / max(1, step), "losses": losses,
-                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg())}
+                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg()),
+                  "device": str(device)}
         if step < cfg.steps:
             return record
         if heldout_task is not None:
             hseqs, _ = encode(tokenizer, heldout_task, spec.max_len)
             record["heldout"] = evaluate(model, hseqs, heldout_task.labels, option_ids, pad_id)
         folder = run_dir / "model"
-        save_model(model, tokenizer, folder)
+        save_model(model.cpu(), tokenizer, folder)
         write_record(folder, record)
         return record
     finally:
