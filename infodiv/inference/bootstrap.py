@@ -19,6 +19,7 @@ contains that Monte-Carlo noise, so the interval is slightly conservative.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +38,8 @@ def percentile_interval(dist, confidence: float = 0.95):
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
     q = [(1 - confidence) / 2, (1 + confidence) / 2]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         lo, hi = np.nanquantile(np.asarray(dist, dtype=np.float64), q, axis=0)
     return lo, hi
 
@@ -90,7 +92,8 @@ class Estimate:
     def bootstrap_bias(self):
         """mean of the replicates − value (large for biased estimators: read the
         null-corrected interval of :func:`infodiv.inference.nulls.null_corrected` then)."""
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             return _num(np.nanmean(self.distribution, axis=0) - np.asarray(self.value))
 
     def to_dict(self) -> dict:
@@ -161,12 +164,15 @@ def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10
     estimates = {}
     for name, dist in boot.items():
         runs = mc[name]
-        value = np.nanmean(runs, axis=0)
-        mc_error = np.nanstd(runs, axis=0, ddof=1) / np.sqrt(np.isfinite(runs).sum(axis=0))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN statistics stay NaN
+            value = np.nanmean(runs, axis=0)
+            mc_error = np.nanstd(runs, axis=0, ddof=1) / np.sqrt(np.isfinite(runs).sum(axis=0))
+            se = np.nanstd(dist, axis=0, ddof=1)
         lo, hi = percentile_interval(dist, confidence)
         failed = int((~np.isfinite(dist)).reshape(dist.shape[0], -1).any(axis=1).sum())
         estimates[name] = Estimate(
-            name, _num(value), (_num(lo), _num(hi)), _num(np.nanstd(dist, axis=0, ddof=1)),
-            n_bootstrap, failed, confidence, _num(mc_error),
-            (_num(value - z * mc_error), _num(value + z * mc_error)), n_mc, dist, runs)
+            name, _num(value), (_num(lo), _num(hi)), _num(se), n_bootstrap, failed, confidence,
+            _num(mc_error), (_num(value - z * mc_error), _num(value + z * mc_error)), n_mc,
+            dist, runs)
     return BootstrapResult(estimates, n_bootstrap, n_mc, mc_err + errors)

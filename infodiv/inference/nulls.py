@@ -20,6 +20,7 @@ interval of a biased estimator would carry the bootstrap's own bias a second tim
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,7 +97,8 @@ def _summaries(name, observed, null, alternative, n_perm):
     greater = (1 + ((null >= obs) & ok).sum(axis=0)) / (1 + k)
     less = (1 + ((null <= obs) & ok).sum(axis=0)) / (1 + k)
     lo, hi = percentile_interval(null, 0.95)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         mean, sd = np.nanmean(null, axis=0), np.nanstd(null, axis=0, ddof=1)
     failed = int((~ok).reshape(null.shape[0], -1).any(axis=1).sum())
     conv = (lambda a: float(a)) if obs.ndim == 0 else np.asarray
@@ -133,7 +135,8 @@ def permutation_null(run, pipeline, *, n_permutations: int = 200, observed: dict
 def null_corrected(estimate, null: NullSummary) -> dict:
     """Null-corrected value and interval of an :class:`~.bootstrap.Estimate` (module docstring)."""
     dist = estimate.distribution
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         centre = np.nanmean(dist, axis=0)
     lo, hi = percentile_interval(dist, estimate.confidence)
     value = np.asarray(estimate.value) - np.asarray(null.null_mean)

@@ -112,9 +112,10 @@ def _verdicts(doc, alpha) -> dict:
 def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap: int = 200,
                     n_permutations: int = 200, n_mc: int = 10, n_orders: int = 20,
                     n_triples: int = 100, alpha: float = 0.05, growth_laws: bool = True,
+                    growth_replicates: int = 50,
                     information: bool = True, power_replicates: int = 0,
-                    power_bootstrap: int = 50, random_state=0, n_jobs=1,
-                    progress: bool = True) -> dict:
+                    power_bootstrap: int = 50, triples=None, random_state=0, n_jobs=1,
+                    progress: bool = True, **objective_kwargs) -> dict:
     """Run the curve statistics of ``objective`` under the two-level bootstrap and the
     label-permutation null, with flags and (``power_replicates`` > 0) surrogate power.
 
@@ -124,13 +125,19 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
     objective : set-function name
     n_bootstrap, n_permutations, n_mc : outer resamples B, permutations K, fixed-example reruns
     n_orders : random orders per replicate (inner level); n_triples : fixed DR chains
+    growth_replicates : about how many replicates fit the growth laws (each fit ~0.5 s)
     power_replicates : surrogates of each kind (≥ 20 for a real run; 0 skips the power)
     power_bootstrap : outer resamples of the detector run on each surrogate
+    triples : DR chains ``(A, B, x)`` to use (default: ``n_triples`` drawn from the seed)
     random_state : int, default 0
+    **objective_kwargs : passed to the set function (e.g. ``ridge``)
     """
+    n_total = n_bootstrap + n_permutations + n_mc
     pipe = CurvePipeline(objective, n_orders=n_orders, n_triples=n_triples,
-                         growth_laws=growth_laws, information=information,
-                         triple_seed=random_state if isinstance(random_state, int) else 0)
+                         growth_laws=growth_laws, information=information, triples=triples,
+                         growth_fraction=min(1.0, max(1, growth_replicates) / n_total),
+                         triple_seed=random_state if isinstance(random_state, int) else 0,
+                         **objective_kwargs)
     inf = infer(run, pipe, n_bootstrap=n_bootstrap, n_permutations=n_permutations, n_mc=n_mc,
                 random_state=random_state, n_jobs=n_jobs, progress=progress)
     slope = _scalar(inf, "gain_slope", "slope")
@@ -141,7 +148,7 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
                         "n_mc": n_mc, "n_orders_per_replicate": n_orders,
                         "n_triples": n_triples, "alpha": alpha, "random_state": random_state},
            "ci_label": CI_LABEL, "mc_label": MC_LABEL, "gain_slope": slope,
-           "dr": _dr(inf, pipe, alpha) if n_triples else None,
+           "dr": _dr(inf, pipe, alpha) if pipe.n_triples else None,
            "mean_curve": {"values": b["mean_curve"].value, "ci_low": b["mean_curve"].ci[0],
                           "ci_high": b["mean_curve"].ci[1], "ci_mc_low": b["mean_curve"].ci_mc[0],
                           "ci_mc_high": b["mean_curve"].ci_mc[1]},
@@ -150,15 +157,21 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
            "shapley": {"values": b["shapley"].value, "ci_low": b["shapley"].ci[0],
                        "ci_high": b["shapley"].ci[1], "values_mc_error": b["shapley"].mc_error}}
     if growth_laws:
-        doc["growth_laws"] = {key: {law: float(np.nanmean(b[f"growth_{key}_{law}"].distribution))
-                                    for law in GROWTH_LAWS} for key in ("aicc", "extrapolation")}
-        doc["growth_laws"]["meaning"] = "fraction of example resamples choosing each law"
+        dists = {key: {law: b[f"growth_{key}_{law}"].distribution for law in GROWTH_LAWS}
+                 for key in ("aicc", "extrapolation")}
+        doc["growth_laws"] = {key: {law: (float(np.nanmean(d)) if np.isfinite(d).any()
+                                          else float("nan")) for law, d in laws.items()}
+                              for key, laws in dists.items()}
+        doc["growth_laws"].update(
+            meaning="fraction of example resamples choosing each law",
+            n_resamples_fitted=int(np.isfinite(dists["aicc"]["linear"]).sum()))
     if information:
         doc["information"] = {k: _scalar(inf, k) for k in INFORMATION_STATISTICS}
     doc["flags"] = [f.to_dict() for f in _flags(run, inf)]
     if power_replicates:
-        small = CurvePipeline(objective, n_orders=max(4, n_orders // 2), n_triples=n_triples,
-                              information=False, triple_seed=pipe.triple_seed)
+        small = CurvePipeline(objective, n_orders=max(4, n_orders // 2),
+                              n_triples=pipe.n_triples, information=False,
+                              triple_seed=pipe.triple_seed, triples=triples, **objective_kwargs)
         detect = bootstrap_detector(small, POWER_TESTS, n_bootstrap=power_bootstrap)
         doc["power"] = surrogate_power(run, detect, n_replicates=power_replicates,
                                        random_state=random_state, n_jobs=n_jobs,
@@ -234,7 +247,7 @@ def curve_inference_markdown(doc) -> str:
     if doc.get("growth_laws"):
         g = doc["growth_laws"]["aicc"]
         lines.append("- growth law by AICc, fraction of resamples: "
-                     + ", ".join(f"{k} {v:.2f}" for k, v in g.items()))
+                     + ", ".join(f"{k} {_g(v, '.2f')}" for k, v in g.items()))
     from .flags import Flag
 
     lines += [""] + summary_lines([Flag(**f) for f in doc["flags"]])

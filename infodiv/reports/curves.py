@@ -14,13 +14,15 @@ from pathlib import Path
 
 from ..controls import matched_modular_surrogate
 from ..curves import layer_curves
+from ..inference.flags import summary_lines
+from ..inference.wiring import flag_records, inference_lines, inferential_objective, settings_from
 from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
 from ..runs import run_names
 from ..selection import greedy_stability, subset_selection
 from ..setfunctions import make_set_function
 from ..submodularity import dr_tests, submodularity_report
 from .figures import plot_gains, plot_layer_curves, plot_layer_graph, plot_shapley
-from .markdown import fmt_list
+from .markdown import fmt, fmt_list
 from .serialize import jsonable, write_json
 
 __all__ = ["DEFAULT_OBJECTIVES", "CurvesSettings", "curves_report", "curves_markdown"]
@@ -42,6 +44,12 @@ class CurvesSettings:
     graph: bool = True
     seed: int = 0
     n_jobs: int = 1
+    #: two-level bootstrap + label-permutation null of every objective (infodiv.inference);
+    #: sizes: B = K = 200 at the default 200 orders (inference.wiring.settings_from)
+    inference: bool = True
+    inference_resamples: int | None = None
+    inference_null: int | None = None
+    power_replicates: int = 0
 
 
 def k_marks(m: int) -> list[int]:
@@ -56,13 +64,17 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
     rep = submodularity_report(contrib, objective=obj, curves=lc, n_triples=s.n_triples,
                                n_bootstrap=s.n_bootstrap, random_state=s.seed,
                                info_method=s.info_method, n_jobs=s.n_jobs, **kw)
-    plot_layer_curves(lc, out / f"curves_{obj}.png")
-    plot_gains(lc, rep.gain_slope, out / f"gains_{obj}.png")
-    plot_shapley(lc, contrib.names, out / f"shapley_{obj}.png")
     rep_doc = rep.to_dict()
+    inference = None
+    if s.inference:  # the report's fields become inferential (infodiv.inference.wiring)
+        inference = inferential_objective(contrib, obj, rep_doc, settings_from(s),
+                                          curve_notes=lc.notes, **kw)
+    plot_layer_curves(lc, out / f"curves_{obj}.png")
+    plot_gains(lc, rep_doc["gain_slope"], out / f"gains_{obj}.png")
+    plot_shapley(lc, contrib.names, out / f"shapley_{obj}.png")
     rep_doc["dr"].pop("triples", None)
     entry = {"curves": jsonable(lc.to_dict()), "report": rep_doc,
-             "k_marks": k_marks(contrib.n_members)}
+             "k_marks": k_marks(contrib.n_members), "inference": inference}
     f = make_set_function(contrib, obj, **kw)
     if f.per_example:  # negative control through the same DR code path
         ctl = dr_tests(matched_modular_surrogate(f, random_state=s.seed),
@@ -139,7 +151,7 @@ def _objective_lines(res: dict) -> list[str]:
     dr, sl, fits, ratio = rep["dr"], rep["gain_slope"], rep["fits"], rep["ratio"]
     rnd = cur["random"]
     lines = [
-        f"- f(empty) = {rnd['values'][0]:.4g}, f(V) = {rnd['values'][-1]:.4g} "
+        f"- f(empty) = {fmt(rnd['values'][0])}, f(V) = {fmt(rnd['values'][-1])} "
         f"({res['curves']['units'] or 'units of the metric'}).",
         "- greedy held-out at k = 1, M/4, M/2: "
         + fmt_list([cur["greedy"]["values"][k] for k in marks]) + " (in-sample: "
@@ -151,13 +163,14 @@ def _objective_lines(res: dict) -> list[str]:
         f"- DR tests: violation rate {dr['violation_rate']:.3f}, significant "
         f"(BH) {dr['significant_violation_rate']}, mean rho_x(A) - rho_x(B) = "
         f"{dr['mean_difference']:.3g} CI {dr['mean_difference_ci']}.",
+        *inference_lines(rep),
         f"- submodularity ratio along greedy: min {ratio['min']}, median {ratio['median']}, "
         f"fraction < 1 {ratio['fraction_below_1']}; total curvature "
         f"{rep['curvature']['total']}.",
         f"- growth law: best by AICc {fits['best_aicc']}, best extrapolation "
         f"{fits['best_extrapolation']}.",
         f"- Shapley check: sum phi - (f(V) - f(empty)) = "
-        f"{rnd['shapley_check']['residual']:.2e}.",
+        f"{fmt(rnd['shapley_check']['residual'], '.2e')}.",
     ]
     ctl = res.get("control_modular")
     if ctl:
@@ -166,15 +179,15 @@ def _objective_lines(res: dict) -> list[str]:
                      f"{ctl['significant_violation_rate']}.")
     div = rep.get("diversity") or {}
     if "beta_diversity" in div:
-        lines.append(f"- diversity regression: beta {div['beta_diversity']:.3g}, partial r "
-                     f"{div['partial_r']:.3g}, permutation p (two-sided) "
-                     f"{div['p_two_sided']:.3g} over {div['n_pairs']} pairs.")
+        lines.append(f"- diversity regression: beta {fmt(div['beta_diversity'], '.3g')}, "
+                     f"partial r {fmt(div['partial_r'], '.3g')}, permutation p (two-sided) "
+                     f"{fmt(div['p_two_sided'], '.3g')} over {div['n_pairs']} pairs.")
     info = rep.get("information", {}).get("prefix")
     if info:
         lines.append(f"- Theorem 7 premise along the prefix ({info['method']}): TC(U|Y) = "
-                     f"{info['conditional_redundancy'][-1]:.4g} vs TC(U) = "
-                     f"{info['redundancy'][-1]:.4g} bits at k = {info['sizes'][-1]} "
-                     f"(ratio {info['premise_tc_given_y_over_tc'][-1]:.4g}).")
+                     f"{fmt(info['conditional_redundancy'][-1])} vs TC(U) = "
+                     f"{fmt(info['redundancy'][-1])} bits at k = {info['sizes'][-1]} "
+                     f"(ratio {fmt(info['premise_tc_given_y_over_tc'][-1])}).")
         lines.append("- Theorem 5/6 along the prefix (steps against the claimed direction): "
                      + ", ".join(f"{k} {v.get('n_against', '-')}/{v['n_steps']}"
                                  for k, v in info["monotonicity"].items()))
@@ -210,4 +223,5 @@ def curves_markdown(doc: dict) -> str:
         lines += [f"Greedy-order stability over {st['n_bootstrap']} bootstrap replicates: "
                   f"Kendall tau {st['kendall_tau_mean']:.3f}; Jaccard of the first k: "
                   + ", ".join(f"k={k}: {v:.2f}" for k, v in st["jaccard"].items()), ""]
+    lines += ["## Flags", *summary_lines(flag_records(doc)), ""]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,66 @@
+"""The curves report's fields are inferential (issue 9, wiring)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from infodiv.inference import dependent_ensemble, shuffled_labels
+from infodiv.inference.wiring import settings_from
+from infodiv.reports.curves import CurvesSettings, curves_report
+
+
+@pytest.fixture(scope="module")
+def shuffled_doc(tmp_path_factory):
+    run = shuffled_labels(dependent_ensemble(240, 6, signal=0.5, rho=0.4, random_state=1),
+                          random_state=1)
+    run.meta.update(model="synthetic", task="shuffled")
+    out = tmp_path_factory.mktemp("curves")
+    s = CurvesSettings(objectives=("accuracy",), n_permutations=40, n_triples=10,
+                       n_bootstrap=100, stability=0, info_method="gaussian", graph=False,
+                       inference=True)
+    doc = curves_report(run, out, s)
+    return doc, (out / "report.md").read_text(), json.loads((out / "report.json").read_text())
+
+
+def test_settings_scale_with_the_report_and_reach_200_by_default():
+    full = settings_from(CurvesSettings())
+    assert (full.n_resamples, full.n_null, full.inner_orders, full.n_mc) == (200, 200, 20, 10)
+    assert full.growth_replicates == 50
+    small = settings_from(CurvesSettings(n_permutations=40))
+    assert (small.n_resamples, small.inner_orders, small.growth_replicates) == (20, 4, 0)
+
+
+def test_existing_fields_keep_their_names_and_become_inferential(shuffled_doc):
+    doc, md, written = shuffled_doc
+    assert written == doc
+    rep = doc["objectives"]["accuracy"]["report"]
+    gs = rep["gain_slope"]
+    # the orders-only interval moved to ci_mc, labelled; ci is the example bootstrap
+    assert "Monte-Carlo" in gs["ci_mc_label"] and gs["n_bootstrap"] == 20
+    assert gs["ci"][1] - gs["ci"][0] > gs["ci_mc"][1] - gs["ci_mc"][0]
+    for s in (gs, gs["from_k2"]):
+        assert s["ci"][0] <= 0 <= s["ci"][1]      # shuffled labels: nothing to find
+        assert {"null", "p", "corrected", "corrected_ci", "ci_mc"} <= set(s)
+    # the point slope is still the one over all the report's orders
+    g = np.asarray(doc["objectives"]["accuracy"]["curves"]["curves"]["random"]["gain"])
+    k = np.arange(1, len(g) + 1)
+    assert gs["slope"] == pytest.approx(np.polyfit(k, g, 1)[0], rel=1e-9, abs=1e-12)
+    dr = rep["dr"]
+    assert {"mean_difference_ci", "significant_violation_rate", "mean_difference_ci_fixed_fit",
+            "significant_violation_rate_fixed_fit", "n_resamples"} <= set(dr)
+    assert len(dr["p_values"]) == dr["n_triples"] == 10       # the report's own triples
+    assert dr["mean_difference_ci"][0] <= 0 <= dr["mean_difference_ci"][1]
+    assert dr["significant_violation_rate"] == 0.0
+    assert rep["verdicts"]["diminishing_returns"]["detected"] is False
+    info = rep["information_inference"]["joint"]
+    assert info["corrected_ci"][0] <= 0 <= info["corrected_ci"][1]
+
+
+def test_markdown_leads_with_corrected_values_flags_and_a_final_summary(shuffled_doc):
+    _, md, _ = shuffled_doc
+    assert "null-corrected" in md and "Monte-Carlo error" in md
+    assert "verdict diminishing_returns: not detected" in md
+    assert "power not computed" in md
+    assert md.rstrip().splitlines()[-1].startswith(("Flags", "- "))
+    assert "## Flags" in md
