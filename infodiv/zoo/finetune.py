@@ -16,7 +16,6 @@ Layout of ``run_dir``: ``state.pt`` while training (trainable tensors + optimise
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 __all__ = ["finetune", "freeze_below"]
@@ -74,20 +73,25 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
     device : str
         ``load_model`` device (``"cpu"``, ``"cuda"``, ``"auto"``).
     """
-    import torch
-
     from extraction import load_model
 
     from .configs import count_params
-    from .train import encode, evaluate, fit, is_finished, read_record, write_record
+    from .train import (
+        encode,
+        evaluate,
+        fit,
+        is_finished,
+        read_record,
+        torch_threads,
+        training_record,
+        write_record,
+    )
 
     run_dir = Path(run_dir)
     if is_finished(run_dir):
         return read_record(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)
-    try:
+    with torch_threads(cfg.threads):
         model, tok = load_model(model_name, device=device, dtype="float32")
         n_trainable = freeze_below(model, train_top)
         seqs, option_ids = encode(tok, train_task, max_len)
@@ -107,12 +111,9 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
                   "depth": n_exec, "shared": False, "repeats": 1, "seed": int(seed),
                   "executions": n_exec, "n_members": 2 * n_exec + 1,
                   "params": count_params(model), "trainable_params": n_trainable,
-                  "train_top": train_top, "max_len": int(max_len), "train": cfg.to_dict(),
-                  "n_train": len(train_task), "option_ids": option_ids, "step": step,
-                  "finished": step >= cfg.steps, "wall_time_s": elapsed,
-                  "s_per_step": elapsed / max(1, step), "losses": losses,
-                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg()),
-                  "device": str(next(model.parameters()).device)}
+                  "train_top": train_top, "max_len": int(max_len),
+                  **training_record(cfg, len(train_task), option_ids, step, losses, elapsed,
+                                    next(model.parameters()).device)}
         if step < cfg.steps:
             return record
         if heldout_task is not None:
@@ -121,9 +122,12 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         folder = run_dir / "model"
         for p in model.parameters():
             p.requires_grad_(True)
+        if getattr(model, "hf_quantizer", None) is not None:
+            # GGUF weights were dequantised to float32 on load: save them as a plain model
+            model.hf_quantizer = None
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
         model.cpu().save_pretrained(folder)
         tok.save_pretrained(folder)
         write_record(folder, record)
         return record
-    finally:
-        torch.set_num_threads(old_threads)

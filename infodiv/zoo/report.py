@@ -39,19 +39,15 @@ def checkpoints(root) -> list[Path]:
 def extract_heldout(folder, heldout_task, run_dir, *, progress: bool = True):
     """Contributions of the checkpoint ``folder`` on ``heldout_task`` (resumes / reuses
     ``run_dir``), prompts truncated to the length the model was trained with."""
-    import torch
-
     from extraction import extract, load_model
 
+    from .train import torch_threads
+
     rec = json.loads((Path(folder) / "zoo.json").read_text())
-    old = torch.get_num_threads()
-    torch.set_num_threads(int(rec.get("torch_threads", 1)))
-    try:
+    with torch_threads(int(rec.get("torch_threads", 1))):
         model, tok = load_model(folder, device="cpu", dtype="float32")
         return extract(model, tok, heldout_task, out=run_dir, progress=progress,
                        max_length=int(rec["max_len"]))
-    finally:
-        torch.set_num_threads(old)
 
 
 def _member_variables():

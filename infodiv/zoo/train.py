@@ -20,6 +20,7 @@ time, loss curve, held-out accuracy) written last, so its presence marks a finis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -30,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["TrainConfig", "encode", "batch_order", "lr_at", "fit", "train_model", "evaluate",
-           "is_finished", "read_record", "write_record"]
+           "is_finished", "read_record", "write_record", "training_record",
+           "torch_threads"]
 
 RECORD = "zoo.json"
 
@@ -251,6 +253,29 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
     return step, losses, elapsed
 
 
+def training_record(cfg: TrainConfig, n_train: int, option_ids, step: int, losses, elapsed,
+                    device) -> dict:
+    """The fields every finished-or-not model record shares (zoo and fine-tune)."""
+    return {"train": cfg.to_dict(), "n_train": int(n_train), "option_ids": list(option_ids),
+            "step": step, "finished": step >= cfg.steps, "wall_time_s": elapsed,
+            "s_per_step": elapsed / max(1, step), "losses": losses,
+            "torch_threads": cfg.threads, "load_average": list(os.getloadavg()),
+            "device": str(device)}
+
+
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """Temporarily set torch's intra-op threads to ``n``."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
 def write_record(folder, record: dict) -> None:
     """Write ``zoo.json`` into a finished model folder (last, atomically: marks it finished)."""
     folder = Path(folder)
@@ -284,17 +309,13 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
     dict
         The ``zoo.json`` record (``finished`` False when stopped early).
     """
-    import torch
-
     from .configs import build_model, count_params, save_model
 
     run_dir = Path(run_dir)
     if is_finished(run_dir):
         return read_record(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)
-    try:
+    with torch_threads(cfg.threads):
         seqs, option_ids = encode(tokenizer, train_task, spec.max_len)
         targets = [option_ids[int(y)] for y in train_task.labels]
         model = build_model(spec, tokenizer).to(device)
@@ -306,12 +327,9 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
                                     progress=progress, stop_after=stop_after, log=log)
         record = {"model": spec.name, **spec.to_dict(), "shared": spec.shared,
                   "executions": spec.executions, "n_members": spec.n_members,
-                  "params": count_params(model), "train": cfg.to_dict(),
-                  "n_train": len(train_task), "option_ids": option_ids, "step": step,
-                  "finished": step >= cfg.steps, "wall_time_s": elapsed,
-                  "s_per_step": elapsed / max(1, step), "losses": losses,
-                  "torch_threads": cfg.threads, "load_average": list(os.getloadavg()),
-                  "device": str(device)}
+                  "params": count_params(model),
+                  **training_record(cfg, len(train_task), option_ids, step, losses, elapsed,
+                                    device)}
         if step < cfg.steps:
             return record
         if heldout_task is not None:
@@ -321,5 +339,3 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
         save_model(model.cpu(), tokenizer, folder)
         write_record(folder, record)
         return record
-    finally:
-        torch.set_num_threads(old_threads)
