@@ -64,3 +64,25 @@ def test_markdown_leads_with_corrected_values_flags_and_a_final_summary(shuffled
     assert "power not computed" in md
     assert md.rstrip().splitlines()[-1].startswith(("Flags", "- "))
     assert "## Flags" in md
+
+
+def test_decomposition_report_leads_with_null_corrected_terms_and_flags(tmp_path):
+    from infodiv.reports.decomposition import decomposition_report
+
+    run = shuffled_labels(dependent_ensemble(200, 5, signal=0.5, rho=0.4, random_state=2),
+                          random_state=0)
+    doc = decomposition_report(run, tmp_path / "a", info_methods=("gaussian",), inference=30)
+    joint = doc["information_inference"]["methods"]["gaussian"]["joint"]
+    assert joint["corrected_ci"][0] <= 0 <= joint["corrected_ci"][1]
+    assert joint["n_bootstrap"] == 30 and "null_mean" in joint
+    md = (tmp_path / "a" / "decompositions.md").read_text()
+    assert md.index("Null-corrected") < md.index("Observed (plug-in)")
+    # D = 20 dimensions for 30 examples per class: flagged in the row and in the summary
+    wide = dependent_ensemble(60, 20, signal=0.5, rho=0.4, random_state=3)
+    wide.labels[:] = np.repeat([0, 1], 30)
+    doc = decomposition_report(wide, tmp_path / "b", info_methods=("gaussian",), inference=20)
+    codes = {f["code"] for f in doc["information_inference"]["flags"]}
+    assert "dimension_too_large" in codes
+    md = (tmp_path / "b" / "decompositions.md").read_text()
+    assert "| joint [FLAG dimension_too_large]" in md.replace("gaussian | ", "| ")
+    assert "Flags (" in md

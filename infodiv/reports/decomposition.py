@@ -27,6 +27,7 @@ import numpy as np
 
 from estimators import bias_diversity, bias_variance_covariance, paper_eq14
 
+from ..inference.wiring import information_inference, information_inference_lines
 from ..information import label_entropy, member_variables, set_terms
 from ..runs import ensemble_arrays, run_names
 from .markdown import fmt_pairs, md_table
@@ -148,7 +149,7 @@ def decomposition_markdown(doc: dict) -> str:
     if info:
         lines += ["## Information decomposition (Theorem 4, bits)", "",
                   f"H(Y) = {info['H(Y)_bits']:.4f}; measured error {info['model_error']:.4f}.",
-                  ""]
+                  "", *information_inference_lines(doc), "### Observed (plug-in)", ""]
         lines += md_table(["method", "I(U;Y)", "relevancy", "redundancy", "cond. redundancy",
                            "diversity", "residual", "error bounds (Eq. 12)"],
                           _information_rows(info))
@@ -158,7 +159,7 @@ def decomposition_markdown(doc: dict) -> str:
 
 
 def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussian", "copula"),
-                         progress: bool = False) -> dict:
+                         progress: bool = False, inference: int = 100) -> dict:
     """Compute every decomposition of one run and write ``decompositions.{json,md}`` + figures.
 
     Parameters
@@ -170,6 +171,10 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
         Seed of the estimators' jitter and copula tie order.
     info_methods : tuple of str
         Estimators for the information decomposition (``()`` skips it).
+    inference : int, default 100
+        Example resamples and label permutations of the Gaussian/copula information terms
+        (:func:`infodiv.inference.wiring.information_inference`: null-corrected values, their
+        intervals, p-values and flags, printed first); 0 skips.
 
     Returns
     -------
@@ -199,6 +204,10 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
         "junction_curves": {k: v.to_dict() for k, v in curves.items()},
         "module_shares": shares.to_records(),
     }
+    if info_methods and inference:
+        doc["information_inference"] = information_inference(
+            contrib, info_methods, n_resamples=inference, n_null=max(19, inference),
+            seed=random_state)
     write_json(out / "decompositions.json", doc)
     (out / "decompositions.md").write_text(decomposition_markdown(doc))
     return doc
