@@ -207,6 +207,15 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         assert np.isfinite(r["information"]["joint"])
         assert (tmp_path / "runs" / r["model"] / "meta.json").is_file()
     assert (tmp_path / "summary.md").is_file() and (tmp_path / "depth.png").is_file()
+    by_name = {r["model"]: r for r in doc}
+    deep = by_name["llama-d32-L2-s0"]["logit_lens"]
+    assert deep["k"] == [1, 2, 3, 4, 5] and deep["accuracy"][-1] == pytest.approx(
+        by_name["llama-d32-L2-s0"]["accuracy"])
+    from infodiv.zoo.summary import prefix_vs_depth
+
+    pv = prefix_vs_depth(doc)
+    assert [(p["after_block"], p["n_depth_models"]) for p in pv] == [(1, 1), (2, 1)]
+    assert pv[0]["truncated_accuracy"] == deep["accuracy"][2]
     # Table 1 pairs the shared L=1 twin with unshared L=1 (parameters) and L=2 (executions)
     t1 = table1(doc)
     assert [(t["compare"], t["unshared_depth"]) for t in t1] == [

@@ -9,7 +9,9 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    logit and probability space, cross-entropy; member scale ``mean`` = paper, ``sum`` = the
    model), the paper's Eq. 14 with its gap (:func:`estimators.paper_eq14`) and the information
    decomposition I(U;Y) = relevancy + diversity with TC and TC|Y
-   (:func:`estimators.information_decomposition`, Gaussian estimator, Helmert-centred members);
+   (:func:`estimators.information_decomposition`, Gaussian estimator, Helmert-centred members)
+   and the logit-lens accuracy of every prefix (:func:`infodiv.junctions.junction_curves`: the
+   truncated model after each write);
 3. the toolkit's per-run reports, run through their commands (``infodiv decompose`` and
    ``infodiv curves``) into ``<out>/<model>/``, when ``analyses`` asks for them.
 
@@ -86,6 +88,10 @@ def headline(contrib, *, info_method: str = "gaussian", random_state: int = 0) -
         key = f"{loss}_{space}_{scale}" if loss == "squared" else f"{loss}_{scale}"
         out[key] = {"loss": float(res.loss), "bias": float(res.bias),
                     "diversity": float(res.diversity), "units": res.units}
+    lens = importlib.import_module("infodiv.junctions").junction_curves(
+        contrib, readout="logit_lens", scale="sum", cross_entropy=False)
+    out["logit_lens"] = {"k": [int(k) for k in lens.k], "names": list(lens.names),
+                         "accuracy": [float(a) for a in lens.accuracy]}
     eq = paper_eq14(u, y, bias=b)
     out["paper_eq14"] = {k: float(getattr(eq, k))
                          for k in ("mse", "bias", "diversity", "ambiguity", "gap")}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FIGURES", "seed_summary", "table1", "write_summary"]
+__all__ = ["FIGURES", "seed_summary", "table1", "prefix_vs_depth", "write_summary"]
 
 # (label, path in a record) of the headline figures
 FIGURES = (
@@ -105,6 +105,26 @@ def table1(records) -> list[dict]:
     return rows
 
 
+def prefix_vs_depth(records) -> list[dict]:
+    """For the deepest unshared model of each seed: logit-lens accuracy of the truncated model
+    after block b (prefix ``1 + 2b``) next to the seed-mean accuracy of the depth-b models."""
+    zoo = [r for r in _zoo_records(records) if not r["shared"] and "logit_lens" in r]
+    across = {}
+    for r in zoo:
+        across.setdefault(int(r["depth"]), []).append(float(r["accuracy"]))
+    rows = []
+    for seed in sorted({int(r["seed"]) for r in zoo}):
+        deepest = max((r for r in zoo if int(r["seed"]) == seed), key=lambda r: r["depth"])
+        lens = dict(zip(deepest["logit_lens"]["k"], deepest["logit_lens"]["accuracy"]))
+        for blk in range(1, int(deepest["depth"]) + 1):
+            acc = across.get(blk)
+            rows.append({"model": deepest["model"], "seed": seed, "after_block": blk,
+                         "truncated_accuracy": lens.get(1 + 2 * blk, np.nan),
+                         "depth_model_accuracy": float(np.mean(acc)) if acc else np.nan,
+                         "n_depth_models": len(acc or [])})
+    return rows
+
+
 def _fmt(cell) -> str:
     m, (lo, hi) = cell["mean"], cell["ci95"]
     if not np.isfinite(m):
@@ -132,6 +152,13 @@ def _markdown(rows, t1, records) -> str:
     for r in t1:
         lines.append(f"| {r['shared_depth']} | {r['compare']} | {r['unshared_depth']} | "
                      f"{r['n_seeds']} | " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+    pv = prefix_vs_depth(records)
+    if pv:
+        lines += ["", "## Truncated deepest model (logit lens) vs trained depth-b models", "",
+                  "| model | after block b | truncated accuracy | depth-b models' accuracy "
+                  "(mean) | depth-b models |", "|---|---|---|---|---|"]
+        lines += [f"| {r['model']} | {r['after_block']} | {r['truncated_accuracy']:.3f} | "
+                  f"{r['depth_model_accuracy']:.3f} | {r['n_depth_models']} |" for r in pv]
     other = [r for r in records if r.get("width") is None]
     if other:
         lines += ["", "## Fine-tuned models", "", "| model | M | accuracy | cross_entropy |",
@@ -174,7 +201,7 @@ def write_summary(records, out) -> dict:
     """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``."""
     out = Path(out)
     rows, t1 = seed_summary(records), table1(records)
-    doc = {"by_depth": rows, "table1": t1,
+    doc = {"by_depth": rows, "table1": t1, "prefix_vs_depth": prefix_vs_depth(records),
            "intervals": "95% Student-t over seeds; examples not resampled; no nulls"}
     (out / "by_depth.json").write_text(json.dumps(doc, indent=1, default=float))
     (out / "summary.md").write_text(_markdown(rows, t1, records))
