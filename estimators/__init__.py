@@ -2,7 +2,14 @@
 ensemble (bias-diversity) decompositions on numpy arrays.
 
 numpy / scipy / scikit-learn / joblib only: this package never imports torch or transformers.
-Bits by default (``base=2``); McGill sign convention for interaction information.
+Bits by default (``base=2``; every conversion from nats goes through
+:func:`estimators.validation.to_base`); McGill sign convention for interaction information.
+
+Randomness convention (the whole toolkit, ``infodiv`` included): every function that draws
+random numbers (tie-breaking jitter, copula tie order, permutations, bootstrap resamples, random
+orders, cross-fitting splits) takes ``random_state`` and defaults to ``random_state=0``, so a
+result is reproducible unless the caller asks otherwise; ``None`` draws fresh OS entropy, an int
+or ``SeedSequence`` seeds, a ``Generator`` is used as given. The global NumPy RNG is never used.
 """
 
 from estimators.api import (

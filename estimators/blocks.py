@@ -37,7 +37,7 @@ from estimators.logdet import (
     logdet_bias,
     pair_logdets,
 )
-from estimators.validation import check_array, check_base, check_labels, check_same_length
+from estimators.validation import check_array, check_base, check_labels, check_same_length, to_base
 
 __all__ = ["GaussianBlockMI", "pairwise_information"]
 
@@ -104,7 +104,7 @@ class GaussianBlockMI:
             self.cov = self.cov + lam * np.eye(m * d)
             self.cov_y = [c + lam * np.eye(m * d) for c in self.cov_y]
         self.bias_correction = bias_correction
-        self.scale = 1.0 / np.log(check_base(base))
+        self.base = check_base(base)
 
     def dims(self, members) -> np.ndarray:
         """Column indices of the blocks ``members`` in the flattened ``[n, M d]`` array."""
@@ -123,8 +123,8 @@ class GaussianBlockMI:
     def values_from_logdets(self, lds, n_members) -> np.ndarray:
         """I_G (units of ``base``) from plain log-dets: pooled ``lds[0]``, classes ``lds[1:]``."""
         ld_within = sum(p * ld for p, ld in zip(self.p, lds[1:]))
-        return ((0.5 * (np.asarray(lds[0]) - ld_within) + self.correction(n_members))
-                * self.scale)
+        return to_base(0.5 * (np.asarray(lds[0]) - ld_within) + self.correction(n_members),
+                       self.base)
 
     def value(self, members) -> float:
         """``I_G(X_S; Y)`` for the block set S (units of ``base``)."""
@@ -155,7 +155,7 @@ class GaussianBlockMI:
             lc, ldc = cholesky_logdet(cov[np.ix_(dims, dims)], f"class-{c} covariance", _HINT)
             mc = np.linalg.solve(lc, (xs[rows] - self.mu_y[c][dims]).T) ** 2
             out[rows] -= 0.5 * (ldc + mc.sum(axis=0))
-        return (out + self.correction(len(dims) // self.d)) * self.scale
+        return to_base(out + self.correction(len(dims) // self.d), self.base)
 
     def forward(self) -> list[ForwardLogdet]:
         """Fresh forward states (pooled first, then one per class) for the empty set."""
@@ -178,7 +178,6 @@ def pairwise_information(x, labels, *, copula=False, bias_correction=True, base=
     x, y = _check_blocks(x, labels, copula, random_state)
     n, m, d = x.shape
     flat = x.reshape(n, m * d)
-    scale = 1.0 / np.log(check_base(base))
 
     def pair_mi(rows):
         ld1, ld2 = pair_logdets(np.cov(flat[rows], rowvar=False, bias=True), d,
@@ -192,4 +191,4 @@ def pairwise_information(x, labels, *, copula=False, bias_correction=True, base=
     for c in np.unique(y):
         rows = y == c
         cmi += rows.mean() * pair_mi(rows)
-    return mi * scale, cmi * scale
+    return to_base(mi, base), to_base(cmi, base)

@@ -32,15 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ensemble import (
-    SCALES,
-    _check_choice,
-    _frozen,
-    _unpack,
-    check_bias,
-    check_target,
-    member_logits,
-)
+from .ensemble import SCALES, _frozen
+from .ensemble_checks import _check_choice, _unpack, check_bias, check_target, member_logits
 from .validation import is_discrete
 
 __all__ = ["BVCTerms", "Eq11Terms", "BiasVarianceCovariance", "bias_variance_covariance"]

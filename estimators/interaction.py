@@ -39,7 +39,7 @@ def _moebius(tc_of, m: int) -> float:
 
 
 def interaction_information(variables, *, given=None, method="knn", k=3, base=2,
-                            random_state=None, **options) -> float:
+                            random_state=0, **options) -> float:
     """McGill interaction information ``I(U_1; ...; U_m)`` (conditional on ``given`` if set).
 
     Computed as ``sum_{W, |W| >= 2} (-1)^{m - |W|} TC(W [| given])`` over the subsets of the
@@ -120,7 +120,7 @@ def _order_parts(tc_of, m: int, max_order: int, desc: str) -> dict:
 
 
 def information_decomposition(variables, labels, *, method="knn", k=3, base=2,
-                              random_state=None, max_order=None, **options
+                              random_state=0, max_order=None, **options
                               ) -> InformationDecomposition:
     """Estimate ``I(U;Y)``, relevancy, redundancy, conditional redundancy, diversity, residual.
 

@@ -23,7 +23,6 @@ Everything is vectorised. Squared-loss terms in logit space come from cumulative
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -35,6 +34,7 @@ from estimators.ensemble import (
     check_members,
     check_target,
 )
+from estimators.numerics import logsumexp, option_reduce
 from estimators.validation import check_base, to_base, unit_name
 
 from .runs import run_names
@@ -130,22 +130,16 @@ def _readout_factor(contrib, ks: np.ndarray, n: int, readout: str) -> np.ndarray
 # options then run along a middle axis with long contiguous inner loops, several times faster
 # than reducing a trailing axis of length C.
 def _over_options(ufunc, x):
-    """Reduce the option axis 1 with ``ufunc``, elementwise over the few options in order
-    (much faster than ``ufunc.reduce`` over a short middle axis; deterministic per vector)."""
-    if x.shape[1] > 16:
-        return ufunc.reduce(x, axis=1)
-    return functools.reduce(ufunc, (x[:, j] for j in range(x.shape[1])))
+    """Reduce the option axis 1 with ``ufunc`` (:func:`estimators.numerics.option_reduce`)."""
+    return option_reduce(ufunc, x, 1)
 
 
 def _lse_probs(v, need_probability):
-    """``LSE(v)`` over the option axis 1 and, if asked, ``softmax(v)`` and ``||softmax(v)||²``."""
-    mx = _over_options(np.maximum, v)
-    e = v - mx[:, None]
-    np.exp(e, out=e)
-    tot = _over_options(np.add, e)
-    lse = mx + np.log(tot)
+    """``LSE(v)`` over the option axis 1 and, if asked, ``softmax(v)`` and ``||softmax(v)||²``
+    (:func:`estimators.numerics.logsumexp`; ``v`` is scratch and is overwritten)."""
     if not need_probability:
-        return (lse,)
+        return (logsumexp(v, 1),)
+    lse, e, tot = logsumexp(v, 1, overwrite=True, return_terms=True)
     p = np.divide(e, tot[:, None], out=e)
     return lse, p, _over_options(np.add, p * p)
 

@@ -106,3 +106,53 @@ def test_duplicated_and_constant_columns_are_jittered():
     const = np.column_stack([rng.standard_normal(300), np.ones(300)])
     assert np.isfinite(total_correlation([const[:, :1], const[:, 1:]], method="copula",
                                          random_state=0))
+
+
+def test_logdet_bias_ddof_and_schur_updates_equal_direct_logdets():
+    from estimators.logdet import BackwardLogdet, ForwardLogdet, logdet, logdet_bias
+
+    n, d = 50, 3
+    assert logdet_bias(d, n, ddof=0) - logdet_bias(d, n, ddof=1) == pytest.approx(
+        d * np.log((n - 1) / n))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, 5 * 2)) @ rng.standard_normal((10, 10))
+    cov = np.cov(x, rowvar=False, bias=True)
+    ml, unbiased = logdet(cov, n, ddof=0), logdet(cov * n / (n - 1), n, ddof=1)
+    assert ml == pytest.approx(unbiased, abs=1e-12)  # the corrected value ignores ddof
+
+    def direct(members):
+        dims = (np.asarray(members)[:, None] * 2 + np.arange(2)).ravel()
+        return np.linalg.slogdet(cov[np.ix_(dims, dims)])[1]
+
+    fwd = ForwardLogdet(cov, 2)
+    for j in (3, 0, 4):
+        fwd.add(j)
+    chosen = [3, 0, 4]
+    assert fwd.logdet == pytest.approx(direct(chosen), abs=1e-10)
+    cands = [1, 2]
+    assert fwd.candidate_logdets(cands) == pytest.approx(
+        [direct(chosen + [j]) for j in cands], abs=1e-10)
+    bwd = BackwardLogdet(cov, 2, range(5))
+    bwd.remove(2)
+    assert bwd.logdet == pytest.approx(direct([0, 1, 3, 4]), abs=1e-10)
+    assert bwd.candidate_logdets([0, 4]) == pytest.approx(
+        [direct([1, 3, 4]), direct([0, 1, 3])], abs=1e-10)
+
+
+def test_one_logsumexp_is_finite_and_matches_scipy():
+    from scipy.special import logsumexp as sp_lse
+
+    from estimators.numerics import log_softmax, logsumexp
+
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(4, 3, 7)) * 1e4
+    for axis in (-1, 1, 0):
+        np.testing.assert_allclose(logsumexp(z, axis), sp_lse(z, axis=axis), rtol=1e-13)
+        np.testing.assert_allclose(log_softmax(z, axis), z - sp_lse(z, axis=axis,
+                                                                    keepdims=True),
+                                   rtol=1e-12, atol=1e-9)
+    lse, e, s = logsumexp(z.copy(), 1, overwrite=True, return_terms=True)
+    np.testing.assert_allclose(e / s[:, None], np.exp(z - sp_lse(z, axis=1, keepdims=True)),
+                               atol=1e-15)
+    one = rng.normal(size=(5, 1))
+    assert logsumexp(one.copy(), -1, overwrite=True) == pytest.approx(one[:, 0])

@@ -10,20 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimators.numerics import log_softmax, logsumexp
+from estimators.validation import to_base
+
 __all__ = ["READOUT_METRICS", "readout_scores", "fit_calibration"]
 
-LN2 = np.log(2.0)
 READOUT_METRICS = ("accuracy", "cross_entropy", "brier")
 
 
 # ---------------------------------------------------------------------------------- readouts
 # Internally logits are laid out [..., C, n] (options before examples) so that reductions over
 # the few options run as vectorised element-wise operations over the many examples.
-def _log_softmax(z, axis=-2):
-    z = z - z.max(axis=axis, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
-
-
 def readout_scores(z: np.ndarray, y: np.ndarray, metric: str, overwrite=False) -> np.ndarray:
     """Per-example metric of logits ``z`` ``[..., C, n]`` for labels ``y`` ``[n]`` → ``[..., n]``.
 
@@ -37,10 +34,8 @@ def readout_scores(z: np.ndarray, y: np.ndarray, metric: str, overwrite=False) -
         return (top & mask).any(axis=-2) / top.sum(axis=-2)
     if metric == "cross_entropy":  # log-sum-exp minus the label's logit
         zy = z[..., y, np.arange(z.shape[-1])]
-        m = z.max(axis=-2)
-        e = np.subtract(z, m[..., None, :], out=z if overwrite else None)
-        return (np.log(np.exp(e, out=e).sum(axis=-2)) + m - zy) / LN2
-    logq = _log_softmax(z)
+        return to_base(logsumexp(z, axis=-2, overwrite=overwrite) - zy, 2)
+    logq = log_softmax(z, axis=-2)
     ly = np.where(mask, logq, 0.0).sum(axis=-2)
     if metric == "brier":
         return (np.exp(2.0 * logq)).sum(axis=-2) - 2.0 * np.exp(ly) + 1.0
