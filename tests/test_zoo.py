@@ -190,8 +190,8 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
 
     held = subset(zoo_tasks(shared_data_dir)[1], range(400))   # Gaussian terms need n >> dims
     root = next(iter(trained.values()))[2].parents[2]
-    recs = report_zoo(root, tmp_path, heldout=held, analyses=(), progress=False,
-                      log=lambda m: None)
+    recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
+                      n_permutations=19, progress=False, log=lambda m: None)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
     for r in doc:
@@ -205,6 +205,9 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         assert ce["loss"] == pytest.approx(ce["bias"] - ce["diversity"], abs=1e-9)
         assert set(r["paper_eq14"]) >= {"mse", "bias", "diversity", "gap"}
         assert np.isfinite(r["information"]["joint"])
+        inf = r["information_inference"]["joint"]
+        assert inf["value"] == pytest.approx(r["information"]["joint"], rel=1e-9)
+        assert inf["n_permutations"] == 19 and 0 < inf["p"] <= 1
         assert (tmp_path / "runs" / r["model"] / "meta.json").is_file()
     assert (tmp_path / "summary.md").is_file() and (tmp_path / "depth.png").is_file()
     by_name = {r["model"]: r for r in doc}

@@ -84,6 +84,11 @@ def _configure_report(p) -> None:
                    "--stability 0 --no-graph", help="extra arguments of infodiv curves")
     p.add_argument("--info-method", default="gaussian",
                    help="estimator of the headline information terms ('none' skips)")
+    p.add_argument("--n-bootstrap", type=int, default=200,
+                   help="example bootstrap of the information terms (0 with --n-permutations "
+                        "0 skips)")
+    p.add_argument("--n-permutations", type=int, default=200,
+                   help="label permutations of the information terms' null")
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--quiet", action="store_true")
 
@@ -144,6 +149,7 @@ def _report(args) -> int:
                          analyses=tuple(args.analyses),
                          curves_args=tuple(shlex.split(args.curves_args)),
                          info_method=None if args.info_method == "none" else args.info_method,
+                         n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
                          progress=not args.quiet, log=lambda m: print(m, flush=True))
     for r in records:
         print(f"{r['model']}: M={r['n_members']} accuracy={r['accuracy']:.4f} "

@@ -12,7 +12,9 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    (:func:`estimators.information_decomposition`, Gaussian estimator, Helmert-centred members)
    and the logit-lens accuracy of every prefix (:func:`infodiv.junctions.junction_curves`: the
    truncated model after each write);
-3. the toolkit's per-run reports, run through their commands (``infodiv decompose`` and
+3. the Gaussian information terms with example-bootstrap intervals, label-permutation nulls and
+   null-corrected values (:func:`information_inference`, from :mod:`infodiv.inference`);
+4. the toolkit's per-run reports, run through their commands (``infodiv decompose`` and
    ``infodiv curves``) into ``<out>/<model>/``, when ``analyses`` asks for them.
 
 :mod:`infodiv.zoo.summary` then aggregates the records across depth and seeds.
@@ -27,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["checkpoints", "extract_heldout", "headline", "run_analyses", "report_zoo"]
+__all__ = ["checkpoints", "extract_heldout", "headline", "information_inference",
+           "run_analyses", "report_zoo"]
 
 
 def checkpoints(root) -> list[Path]:
@@ -110,6 +113,32 @@ def headline(contrib, *, info_method: str = "gaussian", random_state: int = 0) -
     return out
 
 
+def _plain(x):
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    return x
+
+
+def information_inference(contrib, *, n_bootstrap: int = 200, n_permutations: int = 200,
+                          random_state: int = 0) -> dict:
+    """Gaussian Eq. 13 terms with example-bootstrap intervals, label-permutation nulls and
+    null-corrected values from :mod:`infodiv.inference` (``infer`` on its
+    ``InformationPipeline``); ``{"unavailable": reason}`` when that package is missing."""
+    try:
+        inference = importlib.import_module("infodiv.inference")
+        pipes = importlib.import_module("infodiv.inference.pipelines")
+    except ImportError as exc:
+        return {"unavailable": f"{type(exc).__name__}: {exc}"}
+    res = inference.infer(contrib, pipes.InformationPipeline(), n_bootstrap=n_bootstrap,
+                          n_permutations=n_permutations, random_state=random_state,
+                          progress=False)
+    return {name: _plain(res.summary(name)) for name in pipes.INFORMATION_STATISTICS}
+
+
 def _run_command(module: str, argv: list[str]) -> int:
     mod = importlib.import_module(module)
     parser = argparse.ArgumentParser(prog=module)
@@ -140,14 +169,15 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves_args=
 
 
 def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
-               curves_args=(), info_method: str = "gaussian", progress: bool = True,
-               log=print) -> list[dict]:
+               curves_args=(), info_method: str = "gaussian", n_bootstrap: int = 200,
+               n_permutations: int = 200, progress: bool = True, log=print) -> list[dict]:
     """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
 
     Writes ``out/summary.json`` (one record per model: model, depth, shared, seed, params,
     n_members, accuracy, cross_entropy and the headline figures of :func:`headline`) and the
     cross-depth tables and figures of :func:`infodiv.zoo.summary.write_summary`. ``heldout``
-    replaces the 2000 held-out rows (tests).
+    replaces the 2000 held-out rows (tests); ``n_bootstrap`` / ``n_permutations`` size
+    :func:`information_inference` (both 0: skipped).
     """
     from .data import zoo_tasks
     from .summary import write_summary
@@ -169,6 +199,9 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         row["steps"] = rec.get("step")
         row["train_accuracy_check"] = rec.get("heldout", {}).get("accuracy")
         row.update(headline(contrib, info_method=info_method))
+        if n_bootstrap or n_permutations:
+            row["information_inference"] = information_inference(
+                contrib, n_bootstrap=n_bootstrap, n_permutations=n_permutations)
         if contrib.u.shape[1] != row["n_members"]:
             raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
                              f"record says {row['n_members']}")

@@ -31,6 +31,9 @@ FIGURES = (
     ("TC", ("information", "redundancy")),
     ("TC|Y", ("information", "conditional_redundancy")),
     ("D = TC|Y - TC", ("information", "diversity")),
+    ("I(U;Y) null-corrected", ("information_inference", "joint", "corrected")),
+    ("D null-corrected", ("information_inference", "diversity", "corrected")),
+    ("D permutation p", ("information_inference", "diversity", "p")),
 )
 
 
@@ -135,7 +138,7 @@ def _fmt(cell) -> str:
 def _markdown(rows, t1, records) -> str:
     cols = ["accuracy", "cross_entropy (nats)", "sq_diversity (paper Eq. 8, mean)",
             "ce_diversity (sum, bits)", "eq14_diversity", "I(U;Y) gaussian", "TC", "TC|Y",
-            "D = TC|Y - TC"]
+            "D = TC|Y - TC", "I(U;Y) null-corrected", "D null-corrected", "D permutation p"]
     lines = ["# Zoo summary (held-out AG News rows 0-1999)", "",
              "Seed mean and 95% t interval over seeds (no interval with one seed). "
              "Information terms: Gaussian estimator on Helmert-centred members, bits; values "
