@@ -7,145 +7,21 @@ returns the module handles the hooks need (the blocks, the two write modules of 
 attention output projection for head granularity) together with the final norm and the
 unembedding rows in float32.
 
-Family table (``config.model_type`` → spec):
-
-=============  =====================  ==============================================
-family         writes                 final norm
-=============  =====================  ==============================================
-llama,         self_attn, mlp         RMSNorm ``g ⊙ x / sqrt(mean(x²) + eps)``
-mistral,
-qwen2, qwen3,
-phi3
-gemma          self_attn, mlp         RMSNorm with ``(1 + g)``; embedding × sqrt(d)
-gemma2         post_attention_ /      RMSNorm with ``(1 + g)``; writes are the post-norm
-               post_feedforward_      outputs; final-logit soft-capping (pre-cap logits
-               layernorm              are decomposed)
-gpt2           attn, mlp (Conv1D)     LayerNorm ``g ⊙ (x − mean x)/sqrt(var x + eps) + β``
-gpt_neox       attention, mlp         LayerNorm; with ``use_parallel_residual`` the two
-                                      writes share one residual addition
-=============  =====================  ==============================================
+The family table (:data:`SPECS`, one :class:`ArchSpec` per ``config.model_type``) and what each
+adapter models are in :mod:`extraction.families`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from .families import SPECS, ArchSpec
+
 __all__ = ["ArchSpec", "BoundArch", "FinalNorm", "SPECS", "resolve", "supported_families",
            "norm_stat"]
-
-
-@dataclass(frozen=True)
-class ArchSpec:
-    """Static description of one decoder family (attribute paths are relative).
-
-    Every field past ``o_proj`` is an adapter for one way a family departs from the Llama
-    layout; ``docs/adding_a_family.md`` explains how to choose them.
-    """
-
-    layers: str            # path from the base model to the ModuleList of blocks
-    final_norm: str        # path from the base model to the final norm
-    attn_write: str        # path inside a block: module whose output is the attention write
-    mlp_write: str         # path inside a block: module whose output is the MLP write
-    o_proj: str            # path inside a block: attention output projection (heads -> d)
-    down_proj: str | None = None  # path inside a block: MLP output projection (neurons -> d)
-    norm: str = "rms"      # "rms" or "layer"
-    gain_offset: float = 0.0   # Gemma: the norm multiplies by (1 + g)
-    norm_eps: float | None = None  # eps of a norm module that does not store it (OLMo)
-    attn_post_norm: str | None = None  # RMSNorm applied to the o_proj output (Gemma-2, OLMo-2)
-    mlp_post_norm: str | None = None   # RMSNorm applied to the down_proj output
-    parallel: bool | str | Callable = False  # True, a config flag name, or f(config) -> bool
-    residual_in_output: tuple[str, ...] = ()  # kinds whose module returns residual + write
-    write_multiplier: str | None = None  # config attribute scaling every block write (Granite)
-    logit_multiplier: tuple[str, str] | None = None  # (config attribute, "mul" | "div")
-    softcap_attr: str | None = None    # config attribute of final-logit soft-capping
-    unembed_in: str | None = None      # path from the base model: linear after the final norm
-    moe: bool = False                  # the MLP write is a routed sum of experts
-    refuse: Callable | None = None     # f(config) -> reason string when a variant is unsupported
-
-
-def _llama(**kw) -> ArchSpec:
-    kw.setdefault("down_proj", None if kw.get("moe") else "mlp.down_proj")
-    return ArchSpec(layers="layers", final_norm="norm", attn_write="self_attn",
-                    mlp_write="mlp", o_proj="self_attn.o_proj", **kw)
-
-
-def _post_norm(**kw) -> ArchSpec:
-    """Gemma-2/3 and OLMo-2/3: the writes are RMSNorms of the attention / MLP outputs."""
-    return ArchSpec(layers="layers", final_norm="norm", attn_write="post_attention_layernorm",
-                    mlp_write="post_feedforward_layernorm", o_proj="self_attn.o_proj",
-                    down_proj="mlp.down_proj", attn_post_norm="post_attention_layernorm",
-                    mlp_post_norm="post_feedforward_layernorm", **kw)
-
-
-def _gpt(**kw) -> ArchSpec:
-    """GPT-2 style ``transformer.h`` blocks with a LayerNorm ``ln_f``."""
-    kw = {"attn_write": "attn", "mlp_write": "mlp", "o_proj": "attn.c_proj",
-          "down_proj": "mlp.c_proj", **kw}
-    return ArchSpec(layers="h", final_norm="ln_f", norm="layer", **kw)
-
-
-def _falcon_parallel(config) -> bool:
-    return bool(config.parallel_attn or config.new_decoder_architecture)
-
-
-def _opt_refuse(config):
-    if not config.do_layer_norm_before:
-        return "do_layer_norm_before=False is a post-norm block (the residual is normalised)"
-    return None
-
-
-def _bloom_refuse(config):
-    if config.apply_residual_connection_post_layernorm:
-        return ("apply_residual_connection_post_layernorm=True replaces the residual by a "
-                "normalised copy: not a sum of writes")
-    return None
-
-
-_LLAMA = _llama()
-SPECS: dict[str, ArchSpec] = {
-    "llama": _LLAMA, "mistral": _LLAMA, "qwen2": _LLAMA, "qwen3": _LLAMA, "phi3": _LLAMA,
-    "smollm3": _LLAMA,
-    "starcoder2": _llama(norm="layer", down_proj="mlp.c_proj"),
-    "granite": _llama(write_multiplier="residual_multiplier",
-                      logit_multiplier=("logits_scaling", "div")),
-    "olmo": _llama(norm="layer", norm_eps=1e-5),
-    "cohere": _llama(norm="layer", parallel=True, logit_multiplier=("logit_scale", "mul")),
-    "cohere2": _llama(norm="layer", parallel=True, logit_multiplier=("logit_scale", "mul")),
-    "stablelm": _llama(norm="layer", parallel="use_parallel_residual"),
-    "mixtral": _llama(moe=True), "qwen2_moe": _llama(moe=True), "qwen3_moe": _llama(moe=True),
-    "olmoe": _llama(moe=True),
-    "gemma": _llama(gain_offset=1.0),
-    "gemma2": _post_norm(gain_offset=1.0, softcap_attr="final_logit_softcapping"),
-    "gemma3_text": _post_norm(gain_offset=1.0, softcap_attr="final_logit_softcapping"),
-    "olmo2": _post_norm(), "olmo3": _post_norm(),
-    "phi": ArchSpec(layers="layers", final_norm="final_layernorm", attn_write="self_attn",
-                    mlp_write="mlp", o_proj="self_attn.dense", down_proj="mlp.fc2",
-                    norm="layer", parallel=True),
-    "gpt2": _gpt(),
-    "gpt_bigcode": _gpt(),
-    "gptj": _gpt(o_proj="attn.out_proj", down_proj="mlp.fc_out", parallel=True),
-    "gpt_neo": _gpt(o_proj="attn.attention.out_proj"),
-    "gpt_neox": ArchSpec(layers="layers", final_norm="final_layer_norm", attn_write="attention",
-                         mlp_write="mlp", o_proj="attention.dense",
-                         down_proj="mlp.dense_4h_to_h", norm="layer",
-                         parallel="use_parallel_residual"),
-    "falcon": _gpt(attn_write="self_attention", o_proj="self_attention.dense",
-                   down_proj="mlp.dense_4h_to_h", parallel=_falcon_parallel),
-    "bloom": _gpt(attn_write="self_attention", o_proj="self_attention.dense",
-                  down_proj="mlp.dense_4h_to_h", residual_in_output=("attn", "mlp"),
-                  refuse=_bloom_refuse),
-    "mpt": ArchSpec(layers="blocks", final_norm="norm_f", attn_write="attn", mlp_write="ffn",
-                    o_proj="attn.out_proj", down_proj="ffn.down_proj", norm="layer",
-                    residual_in_output=("mlp",)),
-    "opt": ArchSpec(layers="decoder.layers", final_norm="decoder.final_layer_norm",
-                    attn_write="self_attn", mlp_write="fc2", o_proj="self_attn.out_proj",
-                    down_proj="fc2", norm="layer", unembed_in="decoder.project_out",
-                    refuse=_opt_refuse),
-}
 
 
 def supported_families() -> list[str]:
