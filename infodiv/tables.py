@@ -24,7 +24,7 @@ from scipy import stats
 from estimators.ensemble import bias_diversity, paper_eq14
 
 from .junctions import JunctionCurves, junction_curves
-from .runs import run_names
+from .runs import ensemble_arrays, run_names
 
 __all__ = ["Table", "correlation_table", "module_shares", "sharing_table", "VARIANTS",
            "fisher_z_mean"]
@@ -188,8 +188,8 @@ def module_shares(runs, *, variant: str = "logit", scale: str = "mean", target=N
     Parameters
     ----------
     runs : iterable or mapping of Contributions or BiasDiversity
-        Contributions are decomposed with ``bias_diversity(run, **VARIANTS[variant],
-        scale=scale, target=target)`` using the member kinds as groups.
+        Contributions are decomposed with ``bias_diversity(**ensemble_arrays(run),
+        **VARIANTS[variant], scale=scale, target=target)`` (the member kinds are the groups).
     variant : {"logit", "probability", "cross_entropy"}
 
     Returns
@@ -204,7 +204,7 @@ def module_shares(runs, *, variant: str = "logit", scale: str = "mean", target=N
     rows = []
     for (model, task), run in _by_model_task(runs, "runs").items():
         res = run if hasattr(run, "by_group") else bias_diversity(
-            run, **VARIANTS[variant], scale=scale, target=target)
+            **ensemble_arrays(run), **VARIANTS[variant], scale=scale, target=target)
         if res.by_group is None:
             raise ValueError(f"{model}/{task}: no member groups (pass Contributions or a "
                              "result computed with groups=...)")
@@ -228,9 +228,10 @@ def module_shares(runs, *, variant: str = "logit", scale: str = "mean", target=N
 def _summary(run, variant, scale, target) -> tuple[float, float, float, float]:
     acc = run.accuracy()
     if variant == "paper_eq14":
-        res = paper_eq14(run, scale=scale)
+        arrays = ensemble_arrays(run)
+        res = paper_eq14(arrays["u"], arrays["labels"], scale=scale, bias=arrays["bias"])
         return acc, res.mse, res.bias, res.diversity
-    res = bias_diversity(run, **VARIANTS[variant], scale=scale, target=target)
+    res = bias_diversity(**ensemble_arrays(run), **VARIANTS[variant], scale=scale, target=target)
     return acc, res.loss, res.bias, res.diversity
 
 
