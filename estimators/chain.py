@@ -37,8 +37,8 @@ conditional_mixed_mutual_information = knn.conditional_mixed_mutual_information
 DEFAULT_PREPROCESS = "rank"
 
 
-def _prepare(a: np.ndarray, rng: np.random.Generator, preprocess: str | None) -> np.ndarray:
-    return knn.prepare(a, rng, DEFAULT_PREPROCESS if preprocess is None else preprocess)
+def _prepare(arrays, rng: np.random.Generator, preprocess: str | None) -> list:
+    return knn.prepare_all(arrays, rng, DEFAULT_PREPROCESS if preprocess is None else preprocess)
 
 
 def _chain(x: np.ndarray, y: np.ndarray, z: np.ndarray | None, k: int) -> float:
@@ -60,7 +60,7 @@ def mutual_information(x: np.ndarray, y: np.ndarray, *, k: int = 3, rng: np.rand
                        preprocess: str | None = None) -> float:
     """Chain-rule kNN ``I(X;Y) = sum_ij I(X_i; Y_j | X_<i, Y_<j)`` (nats)."""
     k = check_k(k, x.shape[0], context="for the chain-rule kNN mutual information")
-    return _chain(_prepare(x, rng, preprocess), _prepare(y, rng, preprocess), None, k)
+    return _chain(*_prepare([x, y], rng, preprocess), None, k)
 
 
 def conditional_mutual_information(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, k: int = 3,
@@ -68,13 +68,13 @@ def conditional_mutual_information(x: np.ndarray, y: np.ndarray, z: np.ndarray, 
                                    preprocess: str | None = None) -> float:
     """Chain-rule kNN ``I(X;Y|Z) = sum_ij I(X_i; Y_j | Z, X_<i, Y_<j)`` (nats)."""
     k = check_k(k, x.shape[0], context="for the chain-rule kNN conditional mutual information")
-    return _chain(*(_prepare(a, rng, preprocess) for a in (x, y, z)), k)
+    return _chain(*_prepare([x, y, z], rng, preprocess), k)
 
 
 def total_correlation(blocks: list[np.ndarray], *, k: int = 3, rng: np.random.Generator,
                       preprocess: str | None = None) -> float:
     """``TC(U) = sum_{m >= 2} I(U_m; U_1, ..., U_{m-1})``, each term by the chain (nats)."""
     k = check_k(k, blocks[0].shape[0], context="for the chain-rule kNN total correlation")
-    prepared = [_prepare(b, rng, preprocess) for b in blocks]
+    prepared = _prepare(blocks, rng, preprocess)
     return float(sum(_chain(prepared[m], np.hstack(prepared[:m]), None, k)
                      for m in range(1, len(prepared))))

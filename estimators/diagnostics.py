@@ -17,7 +17,7 @@ them (docs/estimators.md):
   row of a Gaussian pair with correlation 0.6 repeated 5 times: 7.0 nats instead of 0.22);
 * a variable repeated in a total correlation makes it infinite for continuous data (the
   estimate then only reflects the tie-breaking noise and the saturation of kNN: 4.7 bits for
-  ``[u0, u1, u0]`` where ``[u0, u1]`` gives 0.31, n = 1000);
+  ``[u0, u1, u0]`` where ``[u0, u1]`` gives 0.29, n = 1000);
 * kNN methods above :data:`KNN_MAX_DIMS` joint dimensions: the KSG estimates are biased towards
   0 (total correlation of equicorrelated Gaussians, rho = 0.2, n = 2000: -19% at 10 scalars,
   -37% at 15, -64% at 61; MI of the 25 x 25 sparse BMI Gaussian: -85%).

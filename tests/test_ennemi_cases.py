@@ -1,11 +1,11 @@
 """ennemi's analytic unit-test cases (tests/ennemi_cases.py) through infodiv, at ennemi's own
 seeds, sizes, k and tolerances.
 
-``preprocess="none"`` is ennemi's raw-data setting of those tests: every case passes except
-``I(X;Y|Y) = 0`` (infodiv breaks ties with independent seeded noise per variable, so ``Y`` and
-its copy differ by 1e-10 and the estimate is -0.05 instead of ennemi's 0 +- 0.001). The
-discrete-conditioned CMI cases, which failed through the chain rule ``I(X,Z;Y) - I(Z;Y)``, pass
-with the direct per-class estimator under every preprocessing.
+``preprocess="none"`` is ennemi's raw-data setting of those tests: every case passes (68 of
+68; ``I(X;Y|Y) = 0`` needs identical inputs to get identical tie-breaking noise,
+:func:`estimators.knn.prepare_all`). The discrete-conditioned CMI cases, which failed through
+the chain rule ``I(X,Z;Y) - I(Z;Y)``, pass with the direct per-class estimator under every
+preprocessing.
 """
 
 from __future__ import annotations
@@ -15,14 +15,11 @@ import warnings
 import pytest
 from ennemi_cases import cases  # tests/ is on sys.path (pytest prepend import mode)
 
-KNOWN = {"cmi/condition equal to y"}
 CASES = cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case_within_ennemi_tolerance(case):
-    if case.name in KNOWN:
-        pytest.xfail("independent tie-breaking noise on Y and its copy (see module docstring)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         value = case.value("none")

@@ -202,6 +202,7 @@ def test_formulas_match_naive_reference(small, path, monkeypatch):
     jit = [prep(p, r) for p in parts]
     assert knn.total_correlation(parts, k=k, rng=rng()) == pytest.approx(
         _ksg_ref(jit, k), rel=1e-12)
+
     ctc_ref = sum(np.mean(labels == c) * _ksg_ref([j[labels == c] for j in jit], k)
                   for c in np.unique(labels))
     tc, ctc = knn.total_correlation_with_conditional(parts, labels, k=k, rng=rng())
@@ -220,7 +221,7 @@ def test_formulas_match_naive_reference(small, path, monkeypatch):
 
     lab = labels.copy()
     lab[:2] = 9  # a class of 2 samples: k_i = min(k, 1)
-    z = prep(x[:, :2], rng())
+    z = jitter(x[:, :2], rng())  # mixed MI: knn.LABELS_PREPROCESS (standardize)
     d = _dist(z)
     radius, k_i, n_y = np.empty(150), np.empty(150), np.empty(150)
     for c in np.unique(lab):
