@@ -14,7 +14,8 @@ from _chromium import chromium_or_skip_reason, inspect_page
 from PIL import Image
 
 from infodiv.cli import main
-from infodiv.reports.html import fmt, write_report
+from infodiv.reports.html import write_report
+from infodiv.reports.summary import fmt
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +52,9 @@ def test_page_content(run_folder):
     for needle in ("synthetic", "ci-control", "200 examples, 5 members, 2 options",
                    "numpy x, torch y", "exact</span>", "1.50e-06", "Bias–diversity",
                    "I(U;Y)", "slope of the gain profile", "Eq. 12", "infodiv run ..."):
+        assert needle in text, needle
+    for needle in ("label-permutation null", "null-corrected", "verdict: diminishing returns",
+                   "example bootstrap, everything refitted"):   # infodiv.inference, when run
         assert needle in text, needle
     assert str(run_folder.parent) not in text and "/tmp/" not in text
     visible = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", text)

@@ -19,7 +19,8 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from infodiv.commands.preflight import UserError, check_out, load_run
-    from infodiv.reports.html import print_summary, write_report
+    from infodiv.reports.html import write_report
+    from infodiv.reports.summary import print_summary
 
     roots = []
     for path in args.run_dir:

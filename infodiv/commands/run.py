@@ -99,6 +99,9 @@ def configure(parser) -> None:
                         help="'auto' (token budget) or examples per batch")
     parser.add_argument("--max-length", type=positive_int, default=None,
                         help="prompt token limit (default: the model context)")
+    parser.add_argument("--threads", type=positive_int, default=None,
+                        help="torch CPU threads (default: torch's choice; small models on a few "
+                             "shared cores run several times faster with 1)")
     parser.add_argument("--out", type=Path, default=Path("runs"),
                         help="parent folder of the run folders")
     parser.add_argument("--objective", nargs="+", default=list(DEFAULT_OBJECTIVES),
@@ -243,9 +246,14 @@ def _analyse(folder: RunFolder, args) -> None:
 
 
 def run(args) -> int:
-    from infodiv.reports.html import print_summary, write_report
+    from infodiv.reports.html import write_report
+    from infodiv.reports.summary import print_summary
 
     entries = plan(args)
+    if getattr(args, "threads", None):
+        import torch
+
+        torch.set_num_threads(args.threads)
     models = _Models(args)
     t0 = time.perf_counter()
     done = []

@@ -1,0 +1,290 @@
+"""The numbers of a run folder as rows, and the one-screen summary.
+
+:func:`collect` reads a run folder made by ``infodiv run`` (``run.json``,
+``contributions/meta.json``, ``decompositions/decompositions.json``, ``curves/report.json`` and
+any ``inference/*.json``) and returns its header and one row per number: section, quantity,
+value, 95% interval, units, estimator and n. :mod:`infodiv.reports.html` renders them;
+:func:`print_summary` prints the one-screen summary; :func:`fmt` rounds for reading.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+__all__ = ["fmt", "collect", "print_summary"]
+
+_FIGURE_DIRS = ("decompositions", "curves", "figures")
+
+
+def fmt(x, digits: int = 3) -> str:
+    """A number for reading: ``digits`` significant digits, scientific below 1e-3 / above 1e5.
+
+    Integers print in full; None, NaN print as an en dash.
+    """
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(x):
+        return "–"
+    if x == 0 or math.isinf(x):
+        return str(x) if math.isinf(x) else "0"
+    if abs(x) < 1e-3 or abs(x) >= 1e5:
+        return f"{x:.{max(digits - 1, 1)}e}"
+    return f"{x:.{digits}g}"
+
+
+def _read(path: Path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _display(path) -> str:
+    from infodiv.commands.tasksel import display_path
+
+    return display_path(path)
+
+
+def _row(section, quantity, value, *, low=None, high=None, units="", estimator="", n=None):
+    return {"section": section, "quantity": quantity, "value": value, "low": low, "high": high,
+            "units": units, "estimator": estimator, "n": n}
+
+
+def _header(root: Path) -> dict:
+    meta_doc = _read(root / "contributions" / "meta.json") or _read(root / "meta.json") or {}
+    meta = meta_doc.get("meta", {})
+    run_doc = _read(root / "run.json") or {}
+    cfg = run_doc.get("config", {})
+    model = meta.get("model") or {}
+    model_id = model.get("model_id", cfg.get("model", "?")) if isinstance(model, dict) else model
+    shape = meta_doc.get("shape", {})
+    task_meta = meta.get("task_meta", {})
+    return {
+        "run": root.name, "model": model.get("name") if isinstance(model, dict) else None,
+        "model_id": _display(model_id) if ("/" in str(model_id)) else str(model_id),
+        "weights_sha256": (model.get("weights_sha256") or "")[:12] if isinstance(model, dict)
+        else "", "family": meta.get("family"), "task": meta.get("task", cfg.get("task")),
+        "N": shape.get("N"), "M": shape.get("M"), "C": shape.get("C"),
+        "options": meta.get("options"), "seed": cfg.get("seed", meta.get("seed")),
+        "shots": task_meta.get("shots", cfg.get("shots")),
+        "stratified": bool(task_meta.get("stratified", False)),
+        "data": task_meta.get("data_source", cfg.get("data")),
+        "granularity": meta.get("granularity"), "dtype": meta.get("dtype"),
+        "device": meta.get("device"), "versions": meta.get("versions", {}),
+        "max_exactness_error": meta.get("max_exactness_error"),
+        "exactness_rtol": meta.get("exactness_rtol"), "exactness_ok": meta.get("exactness_ok"),
+        "command": run_doc.get("command"), "timings_s": run_doc.get("timings_s", {}),
+    }
+
+
+def _ensemble_rows(dec: dict, n) -> list[dict]:
+    rows = []
+    for r in dec.get("ensemble", {}).get("bias_diversity", []):
+        variant = f"{r['loss']}, {r['space']} space, scale={r['scale']}".replace(", - space", "")
+        est = "exact identity (max residual " + fmt(r.get("max_abs_residual"), 2) + ")"
+        for term in ("ensemble_loss", "bias", "diversity"):
+            rows.append(_row("Bias–diversity (Theorem 1)", f"{variant}: {term.replace('_', ' ')}",
+                             r[term], units=r.get("units", ""), estimator=est, n=n))
+    eq14 = dec.get("ensemble", {}).get("paper_eq14") or {}
+    if "gap" in eq14:
+        rows.append(_row("Bias–diversity (Theorem 1)", "paper Eq. 14: gap from an identity",
+                         eq14["gap"], units="probability^2", estimator="paper approximation",
+                         n=n))
+    return rows
+
+
+def _information_rows(dec: dict, n) -> list[dict]:
+    info = dec.get("information") or {}
+    rows = []
+    if "H(Y)_bits" in info:
+        rows.append(_row("Information (Theorem 4, Eq. 12-13)", "H(Y)", info["H(Y)_bits"],
+                         units="bits", estimator="plug-in", n=n))
+        rows.append(_row("Information (Theorem 4, Eq. 12-13)", "measured error",
+                         info.get("model_error"), estimator="model's own logits", n=n))
+    for method, terms in info.items():
+        if not isinstance(terms, dict) or "joint" not in terms:
+            continue
+        for key, label in (("joint", "I(U;Y)"), ("relevancy", "relevancy R"),
+                           ("redundancy", "redundancy TC(U)"),
+                           ("conditional_redundancy", "conditional redundancy TC(U|Y)"),
+                           ("diversity", "diversity D = TC(U|Y) − TC(U)"),
+                           ("residual", "I − (R + D), consistency residual")):
+            rows.append(_row("Information (Theorem 4, Eq. 12-13)", label, terms.get(key),
+                             units="bits", estimator=method, n=n))
+        rows.append(_row("Information (Theorem 4, Eq. 12-13)", "P(error) bounds (Eq. 12)",
+                         None, low=terms.get("error_lower_bound"),
+                         high=terms.get("error_upper_bound"), estimator=method, n=n))
+    return rows
+
+
+def _curve_rows(cur: dict, n) -> list[dict]:
+    rows = []
+    settings = cur.get("settings", {})
+    k = settings.get("n_permutations")
+    for obj, res in (cur.get("objectives") or {}).items():
+        sec = f"Curves and diminishing returns: {obj} (Theorems 5-8)"
+        if "error" in res:
+            rows.append(_row(sec, "failed", None, estimator=" ".join(res["error"].split())))
+            continue
+        units = res["curves"].get("units") or ""
+        rand = res["curves"]["curves"].get("random", {})
+        vals = rand.get("values") or [None, None]
+        est = f"random orders (K = {k})"
+        rows.append(_row(sec, "f(empty set)", vals[0], units=units, estimator=est, n=n))
+        rows.append(_row(sec, "f(all members)", vals[-1], units=units, estimator=est, n=n))
+        rep = res["report"]
+        sl = rep.get("gain_slope", {})
+        if "slope" in sl:
+            ci = sl.get("ci") or [None, None]
+            label = sl.get("ci_label") or "example bootstrap"
+            b = f", B = {sl['n_bootstrap']}" if sl.get("n_bootstrap") else ""
+            rows.append(_row(sec, "slope of the gain profile g(k) (< 0: diminishing)",
+                             sl["slope"], low=ci[0], high=ci[1], units=f"{units}/member",
+                             estimator=f"{label}{b}; {est}", n=n))
+            rows += _inferential_rows(sec, "slope of g(k)", sl, f"{units}/member", n)
+        dr = rep.get("dr", {})
+        if "violation_rate" in dr:
+            trip = f"{dr.get('n_triples')} nested triples, BH at {dr.get('alpha', 0.05)}"
+            rows.append(_row(sec, "diminishing-returns violation rate", dr["violation_rate"],
+                             estimator=trip, n=n))
+            rows.append(_row(sec, "significant violations (BH)",
+                             dr.get("significant_violation_rate"), estimator=trip, n=n))
+            ci = dr.get("mean_difference_ci") or [None, None]
+            rows.append(_row(sec, "mean ρ(A) − ρ(B), A ⊆ B", dr.get("mean_difference"),
+                             low=ci[0], high=ci[1], units=units,
+                             estimator="paired example bootstrap", n=n))
+        ctl = res.get("control_modular")
+        if ctl:
+            rows.append(_row(sec, "control (modular surrogate): significant violations",
+                             ctl.get("significant_violation_rate"),
+                             estimator="same DR tests on a matched modular function", n=n))
+        ratio = rep.get("ratio", {})
+        if "median" in ratio:
+            rows.append(_row(sec, "submodularity ratio along greedy (median)", ratio["median"],
+                             estimator="greedy path", n=n))
+        fits = rep.get("fits", {})
+        if fits.get("best_aicc"):
+            rows.append(_row(sec, f"growth law by AICc: {fits['best_aicc']}", None,
+                             estimator="linear / log / power fits", n=n))
+        for name, v in (rep.get("verdicts") or {}).items():
+            if isinstance(v, dict) and "detected" in v:
+                rows.append(_row(sec, f"verdict: {name.replace('_', ' ')}", bool(v["detected"]),
+                                 estimator=str(v.get("rule", "")), n=n))
+        for name, term in (rep.get("information_inference") or {}).items():
+            if isinstance(term, dict) and "value" in term:
+                ci = term.get("ci") or [None, None]
+                rows.append(_row(sec, f"{name} (all members)", term["value"], low=ci[0],
+                                 high=ci[1], units="bits",
+                                 estimator=f"example bootstrap, B = {term.get('n_bootstrap')}",
+                                 n=n))
+                rows += _inferential_rows(sec, name, term, "bits", n)
+        for flag in rep.get("flags") or []:
+            text = flag.get("message") or flag.get("name") if isinstance(flag, dict) else flag
+            rows.append(_row(sec, "flag", None, estimator=" ".join(str(text).split()), n=n))
+    return rows
+
+
+def _inferential_rows(sec, what, doc: dict, units: str, n) -> list[dict]:
+    """The label-permutation null and the null-corrected value of one inferential estimate."""
+    rows = []
+    null = doc.get("null")
+    if isinstance(null, dict) and "mean" in null:
+        iv = null.get("interval") or [None, None]
+        rows.append(_row(sec, f"{what} under the label-permutation null (mean)", null["mean"],
+                         low=iv[0], high=iv[1], units=units,
+                         estimator=f"K = {null.get('n_permutations')} permutations, p "
+                                   f"({null.get('alternative', 'two-sided')}) = "
+                                   f"{fmt(null.get('p'))}", n=n))
+    if "corrected" in doc:
+        ci = doc.get("corrected_ci") or [None, None]
+        rows.append(_row(sec, f"{what}, null-corrected (observed − null mean)",
+                         doc["corrected"], low=ci[0], high=ci[1], units=units,
+                         estimator="example bootstrap minus the null mean", n=n))
+    return rows
+
+
+def _flatten(prefix: str, obj, out: list) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        out.append((prefix, obj))
+    elif isinstance(obj, (bool, str)) and len(str(obj)) < 80:
+        out.append((prefix, obj))
+
+
+def _inference_rows(root: Path, n) -> list[dict]:
+    """Scalars of any inference results in the run (``inference/*.json`` or a report key)."""
+    docs = {p.stem: _read(p) for p in sorted((root / "inference").glob("*.json"))}
+    cur = _read(root / "curves" / "report.json") or {}
+    if isinstance(cur.get("inference"), dict):
+        docs["curves"] = cur["inference"]
+    rows = []
+    for name, doc in docs.items():
+        flat: list = []
+        _flatten("", doc, flat)
+        for key, value in flat[:200]:
+            rows.append(_row(f"Inference: {name}", key, value if not isinstance(value, str)
+                             else None, estimator=value if isinstance(value, str) else "",
+                             n=n))
+    return rows
+
+
+def collect(root) -> dict:
+    """Header, rows and figure files of one run folder (made by ``infodiv run``)."""
+    root = Path(root)
+    head = _header(root)
+    n = head["N"]
+    dec = _read(root / "decompositions" / "decompositions.json") or {}
+    cur = _read(root / "curves" / "report.json") or {}
+    acc = (dec.get("run") or {}).get("accuracy")
+    rows = [_row("Run", "accuracy of the model's own option logits", acc,
+                 estimator="argmax over the options", n=n),
+            _row("Run", "max |Σ u + bias − logits|", head["max_exactness_error"], units="logit",
+                 estimator=f"tolerance {fmt(head['exactness_rtol'])}·(1 + max |logit|)", n=n)]
+    rows += _ensemble_rows(dec, n) + _information_rows(dec, n) + _curve_rows(cur, n)
+    rows += _inference_rows(root, n)
+    figures = [p for d in _FIGURE_DIRS for p in sorted((root / d).glob("*.png"))]
+    return {"header": head, "rows": rows, "figures": figures}
+
+
+_SUMMARY = ("accuracy of the model's own option logits", "max |Σ u + bias − logits|",
+            "cross_entropy, scale=sum: bias", "cross_entropy, scale=sum: diversity",
+            "I(U;Y)", "relevancy R", "diversity D = TC(U|Y) − TC(U)",
+            "slope of the gain profile g(k) (< 0: diminishing)",
+            "significant violations (BH)")
+
+
+def print_summary(root, page=None, file=None) -> list[str]:
+    """Print (and return) the one-screen summary of a run folder."""
+    run = collect(root)
+    h = run["header"]
+    lines = [f"{h['model'] or h['model_id']} on {h['task']}: N={h['N']} M={h['M']} C={h['C']} "
+             f"seed={h['seed']} shots={h['shots']} ({h['granularity']}, {h['dtype']}, "
+             f"{h['device']})"]
+    seen = set()
+    for r in run["rows"]:
+        if r["quantity"] not in _SUMMARY or (r["section"], r["quantity"]) in seen:
+            continue
+        if r["quantity"] in ("I(U;Y)", "relevancy R", "diversity D = TC(U|Y) − TC(U)") and \
+                any(q == (r["section"], r["quantity"]) for q in seen):
+            continue
+        seen.add((r["section"], r["quantity"]))
+        interval = "" if r["low"] is None else f" [{fmt(r['low'])}, {fmt(r['high'])}]"
+        where = r["section"].split(":")[-1].split("(")[0].strip()
+        lines.append(f"  {where}: {r['quantity']} = {fmt(r['value'])}{interval} "
+                     f"{r['units']} ({r['estimator']}, n={r['n']})".replace("  (", " ("))
+    if page is not None:
+        lines.append(f"  report: {_display(page)}")
+    print("\n".join(lines), file=file)
+    return lines
