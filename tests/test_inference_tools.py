@@ -123,6 +123,19 @@ def test_junction_correlations_bootstrap_recomputes_series_and_leaves_last_point
         ("logit/mean", 0), ("logit/mean", 1), ("paper_eq14/mean", 0), ("paper_eq14/mean", 1)}
     full = next(r for r in rows if r["variant"] == "logit/mean" and r["left_out"] == 0)
     assert full["n_points"] == 9 and 0 < full["p_bootstrap"] <= 1
+    from scipy import stats
+
+    from infodiv.junctions import junction_curves
+
+    jc = junction_curves(runs[1], space="logit", scale="mean")
+    assert full["r"] == pytest.approx(stats.pearsonr(jc.accuracy, jc.diversity)[0], abs=1e-12)
+    drop1 = next(r for r in rows if r["variant"] == "logit/mean" and r["left_out"] == 1)
+    assert drop1["r"] == pytest.approx(stats.pearsonr(jc.accuracy[:-1], jc.diversity[:-1])[0],
+                                       abs=1e-12)
+    sp = junction_correlations(runs[1], variants=("paper_eq14/mean",), measures=("mse",),
+                               methods=("spearman",), leave_last=(), n_bootstrap=20)["rows"][0]
+    eq14 = junction_curves(runs[1], space="paper_eq14", scale="mean")
+    assert sp["r"] == pytest.approx(stats.spearmanr(eq14.accuracy, eq14.mse)[0], abs=1e-12)
     dist = res[1]["replicates"]["logit/mean|diversity|pearson|0"]
     assert dist.shape == (30,) and np.std(dist) > 0          # series recomputed per replicate
     assert full["ci"][0] <= np.median(dist) <= full["ci"][1]

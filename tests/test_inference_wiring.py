@@ -71,12 +71,23 @@ def test_decomposition_report_leads_with_null_corrected_terms_and_flags(tmp_path
 
     run = shuffled_labels(dependent_ensemble(200, 5, signal=0.5, rho=0.4, random_state=2),
                           random_state=0)
-    doc = decomposition_report(run, tmp_path / "a", info_methods=("gaussian",), inference=30)
+    doc = decomposition_report(run, tmp_path / "a", info_methods=("gaussian",), inference=30,
+                               every_variant=True)
     joint = doc["information_inference"]["methods"]["gaussian"]["joint"]
     assert joint["corrected_ci"][0] <= 0 <= joint["corrected_ci"][1]
     assert joint["n_bootstrap"] == 30 and "null_mean" in joint
     md = (tmp_path / "a" / "decompositions.md").read_text()
     assert md.index("Null-corrected") < md.index("Observed (plug-in)")
+    # Figures 3/5/7 in every variant, the paper's Eq. 14 included, variant in the file/title
+    fig = doc["figures_every_variant"]
+    assert {r["variant"] for r in fig["rows"]} == {"logit/mean", "logit/sum", "probability/mean",
+                                                   "probability/sum", "paper_eq14/mean",
+                                                   "paper_eq14/sum"}
+    for name in fig["files"]:
+        assert (tmp_path / "a" / name).stat().st_size > 1000, name
+    assert "junction_curves_paper_eq14_mean.png" in fig["files"]
+    assert all(1 / 31 <= r["p_bootstrap"] <= 1 for r in fig["rows"])
+    assert "Figure 3 in every variant" in md and "paper_eq14/mean" in md
     # D = 20 dimensions for 30 examples per class: flagged in the row and in the summary
     wide = dependent_ensemble(60, 20, signal=0.5, rho=0.4, random_state=3)
     wide.labels[:] = np.repeat([0, 1], 30)
