@@ -23,6 +23,8 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--runs", type=Path, default=Path("runs"))
     parser.add_argument("--out", type=Path, default=Path("docs/results/decompositions"))
+    parser.add_argument("--inference", type=int, default=100,
+                        help="bootstrap/null replicates of the information terms (0 skips)")
     args = parser.parse_args(argv)
 
     import torch
@@ -41,7 +43,8 @@ def main(argv=None) -> int:
         task = get_task(task_name, data_dir=args.data_dir, n=args.n)
         contrib = extract(model, tok, task, out=args.runs / f"{slug}-{task_name}-n{args.n}")
         contrib.meta["model"] = slug
-        decomposition_report(contrib, args.out / task_name, info_methods=("gaussian",))
+        decomposition_report(contrib, args.out / task_name, info_methods=("gaussian",),
+                             inference=args.inference)
         runs.append(contrib)
     args.out.mkdir(parents=True, exist_ok=True)
     corr = correlation_table(runs)

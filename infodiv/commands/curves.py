@@ -33,6 +33,9 @@ def configure(parser) -> None:
     parser.add_argument("--ridge", type=float, default=0.0,
                         help="relative ridge for the Gaussian objectives (singular members)")
     parser.add_argument("--no-graph", action="store_true", help="skip the layer graph")
+    parser.add_argument("--no-inference", action="store_true",
+                        help="skip the two-level bootstrap and label-permutation null of "
+                             "every objective (infodiv.inference): fixed-fit intervals only")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
 
@@ -47,7 +50,8 @@ def run(args) -> int:
         objectives=tuple(args.objective), n_permutations=args.n_permutations,
         n_triples=args.n_triples, n_bootstrap=args.n_bootstrap, stability=args.stability,
         info_method=None if args.info_method == "none" else args.info_method,
-        ridge=args.ridge, graph=not args.no_graph, seed=args.seed, n_jobs=args.n_jobs)
+        ridge=args.ridge, graph=not args.no_graph, seed=args.seed, n_jobs=args.n_jobs,
+        inference=not args.no_inference)
     curves_report(contrib, out, settings, run_dir=args.run_dir)
     print(f"infodiv curves: wrote {out}/report.json, report.md and figures")
     return 0

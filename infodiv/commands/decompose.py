@@ -21,6 +21,9 @@ def configure(parser) -> None:
                         choices=(*info_method_names(), "none"), metavar="METHOD",
                         help="estimators for the information decomposition ('none' or no "
                              "value: skip it)")
+    parser.add_argument("--inference", type=int, default=100, metavar="B",
+                        help="example-bootstrap and label-permutation replicates of the "
+                             "information terms (0 skips them)")
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -37,7 +40,8 @@ def run(args) -> int:
     contrib, _, root = load_run(args.run_dir)   # run folder or contributions/
     out = args.out or root / "decompositions"
     doc = decomposition_report(contrib, out, random_state=args.seed,
-                               info_methods=info_methods(args.info_method))
+                               info_methods=info_methods(args.info_method),
+                               inference=args.inference)
     r = doc["run"]
     print(f"{out}: N={r['N']} M={r['M']} C={r['C']} accuracy={r['accuracy']:.4f}; "
           f"see decompositions.md")
