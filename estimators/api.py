@@ -21,9 +21,13 @@ information with a label uses the mixed estimator of the method (Ross 2014 for k
 methods the exact decomposition ``H(X) - sum_y p(y) H(X|Y=y)``), and conditioning on a label is
 exact stratification ``sum_z p(z) I(X;Y|Z=z)``.
 
-Continuous data are standardised and get seeded jitter of relative size 1e-10 inside the kNN and
-Gaussian backends, so constant or duplicated columns never crash an estimator; duplicated columns
-then give (correctly) very large dependence. Negative estimates are returned as they are.
+Continuous data are prepared inside the kNN backend (marginal normal scores by default, see
+:func:`estimators.knn.prepare`) and standardised with seeded jitter in the Gaussian backend, so
+constant or duplicated columns never crash an estimator; duplicated columns then give
+(correctly) very large dependence. Negative estimates are returned as they are. Inputs that an
+estimator would handle in a way the caller probably did not intend (integer-coded measurements,
+float-coded labels, repeated rows for kNN, a variable repeated in a TC, kNN over more than 10
+joint dimensions) raise :class:`estimators.diagnostics.EstimatorWarning` with the numbers.
 
 References: Kraskov, Stoegbauer & Grassberger (2004), Phys. Rev. E 69, 066138 (KSG);
 Frenzel & Pompe (2007), Phys. Rev. Lett. 99, 204101 (CMI); Ross (2014), PLoS ONE 9, e87357
