@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._api import benjamini_hochberg, jsonable
+from ._text import flag_marks, interval, num, power_text
 from .bootstrap import p_negative_normal, p_nonnegative
 from .flags import check_bounds, check_dimension, check_failures, check_information, summary_lines
 from .nulls import infer
@@ -183,24 +184,12 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
     return jsonable(doc)
 
 
-def _g(x, spec=".4g") -> str:
-    return "nan" if x is None else format(x, spec)
-
-
 def _ci(ci):
-    return "[" + ", ".join(_g(x, ".3g") for x in ci) + "]"
+    return interval(ci)
 
 
 def _row_flags(doc, *codes):
-    return "".join(f" [FLAG {f['code']}]" for f in doc["flags"] if f["code"] in codes)
-
-
-def _power_text(v) -> str:
-    p = v.get("power")
-    if not p:
-        return ""
-    return (f"; a matched case with the effect is detected with probability {p['rate']:.2f} "
-            f"(Wilson 95% {_ci(p['ci'])}, n = {p['n']})")
+    return flag_marks(doc["flags"], *codes)
 
 
 def curve_inference_markdown(doc) -> str:
@@ -216,11 +205,11 @@ def curve_inference_markdown(doc) -> str:
 
     def row(name, s, value_key, flags=""):
         null = s.get("null") or {}
-        lines.append(f"| {name}{flags} | {_g(s.get('corrected'))} "
-                     f"{_ci(s.get('corrected_ci', [None, None]))} | {_g(s[value_key])} "
-                     f"{_ci(s['ci'])} | {_g(null.get('mean'))} "
+        lines.append(f"| {name}{flags} | {num(s.get('corrected'))} "
+                     f"{_ci(s.get('corrected_ci', [None, None]))} | {num(s[value_key])} "
+                     f"{_ci(s['ci'])} | {num(null.get('mean'))} "
                      f"{_ci(null.get('interval', [None, None]))} | "
-                     f"{_g(null.get('p'), '.3g')} | {_g(s[value_key + '_mc_error'], '.2g')} |")
+                     f"{num(null.get('p'), '.3g')} | {num(s[value_key + '_mc_error'], '.2g')} |")
 
     row("g(k) slope", gs, "slope")
     row("g(k) slope, k ≥ 2", gs["from_k2"], "slope")
@@ -240,14 +229,14 @@ def curve_inference_markdown(doc) -> str:
     lines += [""]
     for name, v in doc["verdicts"].items():
         word = "detected" if v["detected"] else "not detected"
-        lines.append(f"- **{name}**: {word} ({v['rule']}){_power_text(v)}.")
+        lines.append(f"- **{name}**: {word} ({v['rule']}){power_text(v)}.")
     if dr:
         lines.append(f"- BH-significant violation rate {dr['significant_violation_rate']:.3f} "
                      f"of {dr['n_triples']} triples ({dr['test']}).")
     if doc.get("growth_laws"):
         g = doc["growth_laws"]["aicc"]
         lines.append("- growth law by AICc, fraction of resamples: "
-                     + ", ".join(f"{k} {_g(v, '.2f')}" for k, v in g.items()))
+                     + ", ".join(f"{k} {num(v, '.2f')}" for k, v in g.items()))
     from .flags import Flag
 
     lines += [""] + summary_lines([Flag(**f) for f in doc["flags"]])

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._text import flag_marks, interval, num, power_text
 from .flags import Flag, check_bounds, check_information, flags_from_curve_notes, summary_lines
 from .report import MC_LABEL, curve_inference
 
@@ -140,24 +141,20 @@ def inferential_objective(contrib, objective: str, rep_doc: dict, settings: Infe
     return inf
 
 
-def _g(x, spec=".3g") -> str:
-    return "nan" if x is None else format(x, spec)
+def _g(x) -> str:
+    return num(x, ".3g")
 
 
 def _ci(ci) -> str:
-    return f"[{_g(ci[0])}, {_g(ci[1])}]" if ci else "[nan, nan]"
+    return interval(ci)
 
 
 def _flag_marks(rep, *codes) -> str:
-    return "".join(f" [FLAG {f['code']}]" for f in rep.get("flags", []) if f["code"] in codes)
+    return flag_marks(rep.get("flags", []), *codes)
 
 
 def _power(v) -> str:
-    p = v.get("power")
-    if not p:
-        return "; power not computed (run with power replicates >= 20)"
-    return (f"; a matched case with the effect is detected with probability {p['rate']:.2f} "
-            f"(Wilson 95% {_ci(p['ci'])}, {p['n']} surrogates)")
+    return power_text(v, "; power not computed (run with power replicates >= 20)")
 
 
 def inference_lines(rep: dict) -> list[str]:
