@@ -61,13 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text,
                            formatter_class=DefaultsFormatter)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            p.set_defaults(_missing=module_name)
-            continue
+        module = importlib.import_module(module_name)
         module.configure(p)
         p.set_defaults(_run=module.run)
     return parser
@@ -83,9 +77,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
-        return EXIT_USAGE
-    if getattr(args, "_missing", None):
-        print(f"infodiv: command {args.command!r} is not available in this build", file=sys.stderr)
         return EXIT_USAGE
     from infodiv.commands.preflight import UserError
 

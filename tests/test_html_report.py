@@ -54,6 +54,7 @@ def test_page_content(run_folder):
                    "I(U;Y)", "slope of the gain profile", "Eq. 12", "infodiv run ..."):
         assert needle in text, needle
     for needle in ("label-permutation null", "null-corrected", "verdict: diminishing returns",
+                   "Information: intervals and label-permutation nulls",
                    "example bootstrap, everything refitted"):   # infodiv.inference, when run
         assert needle in text, needle
     assert str(run_folder.parent) not in text and "/tmp/" not in text

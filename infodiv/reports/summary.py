@@ -127,6 +127,33 @@ def _information_rows(dec: dict, n) -> list[dict]:
     return rows
 
 
+def _information_inference_rows(dec: dict, n) -> list[dict]:
+    """Eq. 13 terms with example-bootstrap intervals, nulls and null-corrected values."""
+    inf = dec.get("information_inference") or {}
+    rows, sec = [], "Information: intervals and label-permutation nulls"
+    for method, terms in (inf.get("methods") or {}).items():
+        for term, t in (terms or {}).items():
+            if not isinstance(t, dict) or "value" not in t:
+                continue
+            ci = t.get("ci") or [None, None]
+            rows.append(_row(sec, term, t["value"], low=ci[0], high=ci[1], units="bits",
+                             estimator=f"{method}, example bootstrap B = {t.get('n_bootstrap')}",
+                             n=n))
+            null = t.get("null") or {"mean": t.get("null_mean"), "interval":
+                                     t.get("null_interval"), "p": t.get("p"),
+                                     "alternative": t.get("alternative"),
+                                     "n_permutations": (inf.get("settings") or {}).get("n_null")}
+            rows += _inferential_rows(sec, f"{term} ({method})",
+                                      {"null": null if null.get("mean") is not None else None,
+                                       **({"corrected": t["corrected"],
+                                           "corrected_ci": t.get("corrected_ci")}
+                                          if "corrected" in t else {})}, "bits", n)
+    for flag in inf.get("flags") or []:
+        text = flag.get("message") or flag.get("name") if isinstance(flag, dict) else flag
+        rows.append(_row(sec, "flag", None, estimator=" ".join(str(text).split()), n=n))
+    return rows
+
+
 def _curve_rows(cur: dict, n) -> list[dict]:
     rows = []
     settings = cur.get("settings", {})
@@ -252,7 +279,8 @@ def collect(root) -> dict:
                  estimator="argmax over the options", n=n),
             _row("Run", "max |Σ u + bias − logits|", head["max_exactness_error"], units="logit",
                  estimator=f"tolerance {fmt(head['exactness_rtol'])}·(1 + max |logit|)", n=n)]
-    rows += _ensemble_rows(dec, n) + _information_rows(dec, n) + _curve_rows(cur, n)
+    rows += _ensemble_rows(dec, n) + _information_rows(dec, n)
+    rows += _information_inference_rows(dec, n) + _curve_rows(cur, n)
     rows += _inference_rows(root, n)
     figures = [p for d in _FIGURE_DIRS for p in sorted((root / d).glob("*.png"))]
     return {"header": head, "rows": rows, "figures": figures}
