@@ -88,6 +88,13 @@ def test_decomposition_report_leads_with_null_corrected_terms_and_flags(tmp_path
     assert "junction_curves_paper_eq14_mean.png" in fig["files"]
     assert all(1 / 31 <= r["p_bootstrap"] <= 1 for r in fig["rows"])
     assert "Figure 3 in every variant" in md and "paper_eq14/mean" in md
+    depth = doc["depth"]["measures"]["accuracy"]
+    assert set(depth) == {"truncated_model", "member_subsets", "truncated_minus_subsets"}
+    assert "truncated" in doc["depth"]["labels"]["truncated_model"]
+    assert "direct effect" in doc["depth"]["labels"]["member_subsets"]
+    s = depth["truncated_model"]["increment_slope"]
+    assert {"value", "ci", "p", "corrected", "corrected_ci"} <= set(s)
+    assert "Depth: truncated model vs member subsets" in md
     # D = 20 dimensions for 30 examples per class: flagged in the row and in the summary
     wide = dependent_ensemble(60, 20, signal=0.5, rho=0.4, random_state=3)
     wide.labels[:] = np.repeat([0, 1], 30)

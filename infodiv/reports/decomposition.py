@@ -28,7 +28,12 @@ import numpy as np
 from estimators import bias_diversity, bias_variance_covariance, paper_eq14
 
 from ..inference.variant_figures import figure3_lines, figures_in_every_variant
-from ..inference.wiring import information_inference, information_inference_lines
+from ..inference.wiring import (
+    depth_inference,
+    depth_lines,
+    information_inference,
+    information_inference_lines,
+)
 from ..information import label_entropy, member_variables, set_terms
 from ..runs import ensemble_arrays, run_names
 from .markdown import fmt_pairs, md_table
@@ -154,7 +159,7 @@ def decomposition_markdown(doc: dict) -> str:
         lines += md_table(["method", "I(U;Y)", "relevancy", "redundancy", "cond. redundancy",
                            "diversity", "residual", "error bounds (Eq. 12)"],
                           _information_rows(info))
-    lines += ["", *figure3_lines(doc)]
+    lines += ["", *depth_lines(doc), *figure3_lines(doc)]
     lines += ["", "Figures: `junction_curves.png` (Figures 5/7, fixed-scale and logit-lens "
               "readouts), `module_shares.png` (Figure 4).", ""]
     return "\n".join(lines)
@@ -177,7 +182,8 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
     inference : int, default 100
         Example resamples and label permutations of the Gaussian/copula information terms
         (:func:`infodiv.inference.wiring.information_inference`: null-corrected values, their
-        intervals, p-values and flags, printed first); 0 skips.
+        intervals, p-values and flags, printed first) and of the depth estimand (truncated
+        model vs member subsets, :func:`infodiv.inference.wiring.depth_inference`); 0 skips.
     every_variant : bool, default False
         Also Figures 3/5/7 in every variant (logit, probability, Eq. 14; scale mean and sum),
         the Figure-3 p-values from ``max(20, inference)`` example resamples with the series
@@ -216,6 +222,9 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
         doc["information_inference"] = information_inference(
             contrib, info_methods, n_resamples=inference, n_null=max(19, inference),
             seed=random_state)
+    if inference and len(curves["fixed"].k) >= 3:  # the depth estimand, named apart
+        doc["depth"] = depth_inference(contrib, n_resamples=inference, n_null=inference,
+                                       seed=random_state)
     if every_variant and len(curves["fixed"].k) >= 3:  # Figures 3/5/7 in every variant
         doc["figures_every_variant"] = figures_in_every_variant(
             contrib, out, n_bootstrap=max(20, inference), random_state=random_state)
