@@ -96,3 +96,23 @@ def test_curves_shapley_graph_titled_and_labelled(run):
     x, y = first.get_position()
     assert abs(x) < 1e-9 and y > 1                             # depth order starts at the top
     _inside(fig)
+
+
+def test_reports_title_every_figure_with_the_run(run, tmp_path, monkeypatch):
+    """The curves and decomposition reports pass model, task and N to every figure."""
+    import infodiv.reports.curves as curves_mod
+    from infodiv.reports.curves import CurvesSettings, curves_report
+
+    titles = {}
+    for name in ("plot_layer_curves", "plot_gains", "plot_shapley", "plot_layer_graph"):
+        real = getattr(curves_mod, name)
+
+        def spy(*a, _real=real, _name=name, **k):
+            titles[_name] = k.get("title")
+            return _real(*a, **k)
+
+        monkeypatch.setattr(curves_mod, name, spy)
+    settings = CurvesSettings(objectives=("accuracy",), n_permutations=10, n_triples=5,
+                              n_bootstrap=100, stability=0, info_method=None, inference=False)
+    curves_report(run, tmp_path / "curves", settings)
+    assert titles == dict.fromkeys(titles, run_label(run)) and len(titles) == 4

@@ -21,7 +21,7 @@ from ..runs import run_names
 from ..selection import greedy_stability, subset_selection
 from ..setfunctions import make_set_function
 from ..submodularity import dr_tests, submodularity_report
-from .figures import plot_gains, plot_layer_curves, plot_layer_graph, plot_shapley
+from .figures import plot_gains, plot_layer_curves, plot_layer_graph, plot_shapley, run_label
 from .markdown import fmt, fmt_list
 from .serialize import jsonable, write_json
 
@@ -69,9 +69,10 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
     if s.inference:  # the report's fields become inferential (infodiv.inference.wiring)
         inference = inferential_objective(contrib, obj, rep_doc, settings_from(s),
                                           curve_notes=lc.notes, **kw)
-    plot_layer_curves(lc, out / f"curves_{obj}.png")
-    plot_gains(lc, rep_doc["gain_slope"], out / f"gains_{obj}.png")
-    plot_shapley(lc, contrib.names, out / f"shapley_{obj}.png")
+    label = run_label(contrib)   # model, task and N in every title
+    plot_layer_curves(lc, out / f"curves_{obj}.png", title=label)
+    plot_gains(lc, rep_doc["gain_slope"], out / f"gains_{obj}.png", title=label)
+    plot_shapley(lc, contrib.names, out / f"shapley_{obj}.png", title=label)
     rep_doc["dr"].pop("triples", None)
     entry = {"curves": jsonable(lc.to_dict()), "report": rep_doc,
              "k_marks": k_marks(contrib.n_members), "inference": inference}
@@ -89,7 +90,7 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
 def _graph(contrib, s: CurvesSettings, out: Path) -> dict:
     g = layer_graph(contrib, random_state=s.seed)
     export_graphml(g, out / "layer_graph.graphml")
-    plot_layer_graph(g, out / "layer_graph.png")
+    plot_layer_graph(g, out / "layer_graph.png", title=run_label(contrib))
     return {"tree_bound": tree_bound(g),
             "communities": [[contrib.names[i] for i in c] for c in redundancy_communities(g)]}
 
