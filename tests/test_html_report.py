@@ -71,9 +71,37 @@ def test_page_content(run_folder):
     assert full[0]["header"]["N"] == 200
 
 
-def test_multi_run_page_compares(run_folder, tmp_path):
-    page = write_report([run_folder, run_folder], tmp_path / "all.html")
-    assert "All runs" in page.read_text()
+def _synthetic_run(root, model, task, shared=False, seed=0):
+    from dataclasses import replace
+
+    from infodiv.controls import conditionally_independent_ensemble
+
+    run = conditionally_independent_ensemble(150, 6, mu=0.4, random_state=seed)
+    if shared:   # every block executed twice: the second half are execution 1
+        half = len(run.members) // 2
+        run.members = [replace(m, execution=int(i >= half)) for i, m in enumerate(run.members)]
+    run.meta.update(model={"model_id": model, "name": model}, task=task, n_examples=150)
+    folder = root / f"{model}-{task}"
+    run.save(folder / "contributions")
+    (folder / "run.json").write_text(json.dumps({"config": {"seed": 0}, "stages": {}}))
+    assert main(["decompose", str(folder), "--info-method", "none"]) == 0
+    return folder
+
+
+def test_multi_run_page_has_the_cross_run_figures_and_table_1(tmp_path):
+    folders = [_synthetic_run(tmp_path, "plain", "sst2", seed=0),
+               _synthetic_run(tmp_path, "plain", "rte", seed=1),
+               _synthetic_run(tmp_path, "shared", "sst2", shared=True, seed=2),
+               _synthetic_run(tmp_path, "shared", "rte", shared=True, seed=3)]
+    page = write_report(folders, tmp_path / "all.html")
+    text = page.read_text()
+    for needle in ("All runs", "Across runs: Figure 3", "Across runs: Figure 6",
+                   "Across runs: Table 1", "Figure 3: correlation", "Figure 6: performance"):
+        assert needle in text, needle
+    assert (tmp_path / "all_figure3.png").is_file() and (tmp_path / "all_figure6.png").is_file()
+    rows = list(csv.DictReader(open(tmp_path / "all.csv")))
+    table1 = [r for r in rows if r["section"].startswith("Across runs: Table 1")]
+    assert table1 and all(r["run"] == "all runs" for r in table1)
 
 
 def test_html_renders_in_headless_chromium(run_folder, tmp_path):

@@ -33,6 +33,8 @@ FIGURE_CAPTIONS = {
     "gains": "Gain profile g(k) of random orders with its fitted slope",
     "shapley": "Shapley values of the members",
     "layer_graph": "Layer graph (Chow-Liu tree of pairwise MI)",
+    "figure3": "Figure 3: correlation of accuracy with MSE, bias and diversity across tasks",
+    "figure6": "Figure 6: performance against the number of layers, across models",
 }
 
 
@@ -96,7 +98,8 @@ def _rows_html(rows: list[dict]) -> str:
 
 def _figure_html(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    kind = path.stem.split("_")[0] if path.stem.split("_")[0] in FIGURE_CAPTIONS else path.stem
+    parts = path.stem.split("_")
+    kind = parts[0] if parts[0] in FIGURE_CAPTIONS else parts[-1]
     caption = FIGURE_CAPTIONS.get(path.stem, FIGURE_CAPTIONS.get(kind, path.stem))
     rel = f"{path.parent.name}/{path.name}"
     return (f"<figure><img src='data:image/png;base64,{data}' alt='{_e(path.stem)}'>"
@@ -132,8 +135,15 @@ def write_report(run_folders, path) -> Path:
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
              f"<h1>{_e(title)}</h1>"]
+    cross_rows: list[dict] = []
     if len(runs) > 1:
+        from .crossrun import cross_run
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        cross_figs, cross_rows = cross_run(run_folders, path.parent, path.stem)
         parts.append(_comparison_html(runs))
+        parts.append(_rows_html(cross_rows))
+        parts += [_figure_html(p) for p in cross_figs]
     for run in runs:
         h = run["header"]
         parts.append(f"<h2 id='{_e(h['run'])}'>{_e(h['run'])}</h2>")
@@ -148,15 +158,17 @@ def write_report(run_folders, path) -> Path:
     path.write_text("".join(parts), encoding="utf-8")
     doc = [{"header": r["header"], "rows": r["rows"],
             "figures": [f"{p.parent.name}/{p.name}" for p in r["figures"]]} for r in runs]
+    if cross_rows:
+        doc.append({"header": {"run": "all runs"}, "rows": cross_rows})
     path.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=str))
     with open(path.with_suffix(".csv"), "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["run", "section", "quantity", "value", "ci_low", "ci_high", "units",
                     "estimator", "n"])
-        for r in runs:
-            for row in r["rows"]:
-                w.writerow([r["header"]["run"], row["section"], row["quantity"], row["value"],
-                            row["low"], row["high"], row["units"], row["estimator"], row["n"]])
+        tagged = [(r["header"]["run"], row) for r in runs for row in r["rows"]]
+        for run, row in tagged + [("all runs", row) for row in cross_rows]:
+            w.writerow([run, row["section"], row["quantity"], row["value"], row["low"],
+                        row["high"], row["units"], row["estimator"], row["n"]])
     return path
 
 
