@@ -157,17 +157,18 @@ def _objective_lines(res: dict) -> list[str]:
         "- greedy held-out at k = 1, M/4, M/2: "
         + fmt_list([cur["greedy"]["values"][k] for k in marks]) + " (in-sample: "
         + fmt_list([cur["greedy"]["values_in_sample"][k] for k in marks]) + ")",
-        f"- gain profile slope {sl['slope']:.3g}, 95% CI [{sl['ci'][0]:.3g}, "
-        f"{sl['ci'][1]:.3g}] (negative = diminishing returns on average); without g(1): "
-        f"{sl['from_k2']['slope']:.3g} [{sl['from_k2']['ci'][0]:.3g}, "
-        f"{sl['from_k2']['ci'][1]:.3g}].",
-        f"- DR tests: violation rate {dr['violation_rate']:.3f}, significant "
-        f"(BH) {dr['significant_violation_rate']}, mean rho_x(A) - rho_x(B) = "
-        f"{dr['mean_difference']:.3g} CI {dr['mean_difference_ci']}.",
+        f"- gain profile slope {fmt(sl['slope'], '.3g')}, 95% CI "
+        f"[{fmt_list(sl['ci'], '.3g')}] (negative = diminishing returns on average); "
+        f"without g(1): {fmt(sl['from_k2']['slope'], '.3g')} "
+        f"[{fmt_list(sl['from_k2']['ci'], '.3g')}].",
+        f"- DR tests: violation rate {fmt(dr['violation_rate'], '.3f')}, significant "
+        f"(BH) {fmt(dr['significant_violation_rate'], '.3g')}, mean rho_x(A) - rho_x(B) = "
+        f"{fmt(dr['mean_difference'], '.3g')} CI "
+        f"[{fmt_list(dr['mean_difference_ci'] or [None, None], '.3g')}].",
         *inference_lines(rep),
-        f"- submodularity ratio along greedy: min {ratio['min']}, median {ratio['median']}, "
-        f"fraction < 1 {ratio['fraction_below_1']}; total curvature "
-        f"{rep['curvature']['total']}.",
+        f"- submodularity ratio along greedy: min {fmt(ratio['min'], '.3g')}, median "
+        f"{fmt(ratio['median'], '.3g')}, fraction < 1 {fmt(ratio['fraction_below_1'], '.3g')}; "
+        f"total curvature {fmt(rep['curvature']['total'], '.3g')}.",
         f"- growth law: best by AICc {fits['best_aicc']}, best extrapolation "
         f"{fits['best_extrapolation']}.",
         f"- Shapley check: sum phi - (f(V) - f(empty)) = "
