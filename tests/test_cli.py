@@ -19,7 +19,7 @@ def test_help_lists_commands(capsys):
     assert main([]) == 2
 
 
-@pytest.mark.parametrize("command", ["run", "demo", "report"])
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_option_has_help_and_default(command):
     sub = _subparsers(build_parser())[command]
     for action in sub._actions:

@@ -21,10 +21,12 @@ def configure(parser) -> None:
                         help=f"set functions ({', '.join(OBJECTIVE_NAMES)}); "
                              f"default: {' '.join(DEFAULT_OBJECTIVES)}")
     parser.add_argument("--out", default=None, help="output folder (default RUN_DIR/curves)")
-    parser.add_argument("--n-permutations", type=int, default=200)
+    parser.add_argument("--n-permutations", type=int, default=200,
+                        help="random member orders (mean curve, Shapley values)")
     parser.add_argument("--n-triples", type=int, default=200,
                         help="nested-set diminishing-returns tests")
-    parser.add_argument("--n-bootstrap", type=int, default=1000)
+    parser.add_argument("--n-bootstrap", type=int, default=1000,
+                        help="bootstrap replicates of the DR tests and intervals")
     parser.add_argument("--stability", type=int, default=10,
                         help="bootstrap replicates for greedy-order stability (0 skips)")
     parser.add_argument("--info-method", default="gaussian",
@@ -36,8 +38,9 @@ def configure(parser) -> None:
     parser.add_argument("--no-inference", action="store_true",
                         help="skip the two-level bootstrap and label-permutation null of "
                              "every objective (infodiv.inference): fixed-fit intervals only")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="random_state of orders, splits and resampling")
+    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
 
 
 def run(args) -> int:

@@ -24,7 +24,7 @@ def configure(parser) -> None:
     parser.add_argument("--inference", type=int, default=100, metavar="B",
                         help="example-bootstrap and label-permutation replicates of the "
                              "information terms (0 skips them)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random_state of the estimators")
 
 
 def info_methods(values) -> tuple[str, ...]:

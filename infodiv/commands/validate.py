@@ -49,7 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated case names (default: all; see --list)")
     parser.add_argument("--k", type=int, default=3, help="kNN neighbours (default 3)")
     parser.add_argument("--bins", type=int, default=8, help="bins per dimension for binned")
-    parser.add_argument("--binning", choices=("uniform", "quantile"), default="uniform")
+    parser.add_argument("--binning", choices=("uniform", "quantile"), default="uniform",
+                        help="bin edges of the binned estimator")
     parser.add_argument("--out", type=Path, default=None,
                         help="write the rows to FILE (.json or .csv)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
