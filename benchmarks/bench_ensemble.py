@@ -23,6 +23,7 @@ from estimators.bvc import bias_variance_covariance
 from estimators.ensemble import bias_diversity, paper_eq14
 from extraction.contributions import Contributions, Member
 from infodiv.junctions import junction_curves
+from infodiv.runs import ensemble_arrays
 
 N, M, C = 2000, 129, 4
 TARGET_S = 1.0
@@ -43,13 +44,19 @@ def make_run(seed=0) -> Contributions:
                                                              "task": "bench"})
 
 
+def arrays(run):
+    """What estimators takes for a run (infodiv.runs.ensemble_arrays)."""
+    return ensemble_arrays(run)
+
+
 def vectorised(run):
-    out = {}
+    out, a = {}, arrays(run)
     for (loss, space), scale in [(v, s) for v in VARIANTS for s in ("mean", "sum")]:
         out[f"bias_diversity/{loss}/{space}/{scale}"] = bias_diversity(
-            run, loss=loss, space=space, scale=scale)
-    out["paper_eq14"] = paper_eq14(run)
-    out["bias_variance_covariance"] = bias_variance_covariance(run)
+            **a, loss=loss, space=space, scale=scale)
+    out["paper_eq14"] = paper_eq14(a["u"], a["labels"], bias=a["bias"])
+    out["bias_variance_covariance"] = bias_variance_covariance(a["u"], a["labels"],
+                                                               bias=a["bias"])
     out["junction_curves"] = junction_curves(run)
     return out
 
@@ -103,12 +110,14 @@ def main():
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     t_vec, res = timed(vectorised, run, repeat=3)
     parts = {}
-    for name, fn in [("bias_diversity x6", lambda: [bias_diversity(run, loss=lo, space=sp,
+    a = arrays(run)
+    for name, fn in [("bias_diversity x6", lambda: [bias_diversity(**a, loss=lo, space=sp,
                                                                   scale=sc)
                                                    for (lo, sp) in VARIANTS
                                                    for sc in ("mean", "sum")]),
-                     ("paper_eq14", lambda: paper_eq14(run)),
-                     ("bias_variance_covariance", lambda: bias_variance_covariance(run)),
+                     ("paper_eq14", lambda: paper_eq14(a["u"], a["labels"], bias=a["bias"])),
+                     ("bias_variance_covariance",
+                      lambda: bias_variance_covariance(a["u"], a["labels"], bias=a["bias"])),
                      ("junction_curves (fixed, logit, mean)", lambda: junction_curves(run))]:
         parts[name] = timed(fn, repeat=3)[0]
     extra = {}

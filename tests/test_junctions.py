@@ -26,6 +26,7 @@ from infodiv.reports.figures import (
     plot_module_shares,
     standardize,
 )
+from infodiv.runs import ensemble_arrays
 from infodiv.tables import correlation_table, fisher_z_mean, module_shares, sharing_table
 
 TOL = 1e-10
@@ -204,7 +205,7 @@ def test_module_shares_add_to_one(runs):
         rows = table.select(model=model, task=task, term=term)
         assert [r["group"] for r in rows] == ["embed", "attn", "mlp"]
         close(sum(r["share"] for r in rows), 1.0, 1)
-    res = bias_diversity(runs[0])
+    res = bias_diversity(**ensemble_arrays(runs[0]))
     row = table.select(model="base", task="sst2", term="diversity", group="mlp")[0]
     close(row["part"], res.by_group["mlp"].diversity_part, 1)
     precomputed = module_shares({("base", "sst2"): res})      # results keyed by (model, task)
@@ -220,15 +221,15 @@ def test_sharing_table(runs):
     table = sharing_table(shared, base)
     assert table.columns[:3] == ("task", "accuracy [base]", "accuracy [base-LS]")
     assert table.column("task") == ["sst2", "rte", "boolq", "Avg."]
-    eq = paper_eq14(shared[1])
+    eq = paper_eq14(shared[1].u, shared[1].labels, bias=shared[1].bias)
     row = table.to_records()[1]
     assert row["accuracy [base-LS]"] == shared[1].accuracy()
     close([row["mse [base-LS]"], row["diversity [base-LS]"]], [eq.mse, eq.diversity], 1)
-    close(table.to_records()[-1]["bias [base]"], np.mean([paper_eq14(r).bias for r in base]),
-          1)
+    close(table.to_records()[-1]["bias [base]"],
+          np.mean([paper_eq14(r.u, r.labels, bias=r.bias).bias for r in base]), 1)
     ce = sharing_table(shared, base, variant="cross_entropy")
     close(ce.to_records()[0]["mse [base]"],
-          bias_diversity(base[0], loss="cross_entropy").loss, 1)
+          bias_diversity(**ensemble_arrays(base[0]), loss="cross_entropy").loss, 1)
     keyed = sharing_table({r.meta["task"]: r for r in shared},
                           {r.meta["task"]: r for r in base}, names=("A", "B"))
     assert keyed.rows[1][1:] == table.rows[1][1:] and keyed.columns[1] == "accuracy [A]"
