@@ -171,3 +171,27 @@ def test_demo_small_n(smollm2_available, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "smollm2-135m on sst2: N=24 M=61 C=2" in out and "report: " in out
     assert (folder / "report.html").stat().st_size > 50_000
+
+
+def test_every_model_task_pair_and_one_combined_report(tmp_path, capsys):
+    """Two tiny models x SST-2: two run folders and one page with the cross-model Figure 6."""
+    from _tiny_models import tiny_model
+
+    rng = np.random.default_rng(0)
+    words = "the a movie film plot story was is good bad great awful not very fun boring".split()
+    data = tmp_path / "data" / "glue" / "sst2"
+    data.mkdir(parents=True)
+    (data / "dev.tsv").write_text("sentence\tlabel\n" + "".join(
+        " ".join(rng.choice(words, 6)) + f"\t{i % 2}\n" for i in range(30)))
+    models = []
+    for family in ("llama", "gpt2"):
+        tiny_model(family, tmp_path / "models" / family)
+        models.append(str(tmp_path / "models" / family))
+    out = tmp_path / "runs"
+    assert main(["run", "--model", *models, "--data-dir", str(tmp_path / "data"), "--out",
+                 str(out), "--objective", "accuracy", "--info-method", "none", *FAST]) == 0
+    for family in ("llama", "gpt2"):
+        assert (out / f"{family}-sst2-n30-0shot-block" / "report.html").is_file()
+    page = (out / "report.html").read_text()
+    assert "All runs" in page and "Across runs: Figure 6" in page
+    assert "combined report" in capsys.readouterr().out
