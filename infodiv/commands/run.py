@@ -28,6 +28,7 @@ from infodiv.commands.preflight import (
     check_model,
     check_out,
     load_run,
+    nonneg_int,
     positive_int,
 )
 from infodiv.commands.runfolder import RunFolder, model_slug, run_name, shards_done, stage_key
@@ -36,16 +37,6 @@ from infodiv.commands.tasksel import display_path, load_task
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_TASK = "sst2"
 SHARD_SIZE = 64   # examples per flushed shard: ~10 s of SmolLM2-135M on one CPU core
-
-
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
 
 
 def _batch_size(text: str):
@@ -79,7 +70,7 @@ def configure(parser) -> None:
                         metavar="TASK", help=f"tasks: {', '.join(SUPPORTED_TASKS)}")
     parser.add_argument("--n", type=positive_int, default=2000,
                         help="examples per task: the first N rows of the split, all when fewer")
-    parser.add_argument("--shots", type=_nonneg_int, default=0, help="in-context demonstrations")
+    parser.add_argument("--shots", type=nonneg_int, default=0, help="in-context demonstrations")
     parser.add_argument("--stratify", action="store_true",
                         help="take the N examples in the class proportions of the whole split "
                              "(first rows of each class) instead of the first N rows")
