@@ -53,14 +53,22 @@ __all__ = ["submodularity_report", "dr_tests", "benjamini_hochberg", "gain_slope
 
 # ---------------------------------------------------------------------------- statistics
 def benjamini_hochberg(p, alpha: float = 0.05) -> np.ndarray:
-    """Boolean mask of hypotheses rejected by the Benjamini–Hochberg step-up procedure
-    (:func:`scipy.stats.false_discovery_control`: BH-adjusted p-values ≤ ``alpha``)."""
+    """Boolean mask of hypotheses rejected by the Benjamini–Hochberg step-up procedure.
+
+    Rejects the k smallest p-values for the largest k with ``p_(k) ≤ alpha·k/m``
+    (:func:`scipy.stats.false_discovery_control` on the finite p-values). A NaN p-value (an
+    undefined test) is never rejected but still counts in m, so it cannot make the procedure
+    less conservative: BH on the m_f finite values at level ``alpha·m_f/m``.
+    """
     p = np.asarray(p, dtype=np.float64)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if p.size == 0:
-        return np.zeros(0, dtype=bool)
-    return false_discovery_control(p, method="bh") <= alpha
+    finite = np.isfinite(p)
+    reject = np.zeros(p.shape, dtype=bool)
+    if finite.any():
+        level = alpha * finite.sum() / p.size
+        reject[finite] = false_discovery_control(p[finite], method="bh") <= level
+    return reject
 
 
 # ---------------------------------------------------------------------------- DR tests

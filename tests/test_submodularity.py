@@ -27,6 +27,11 @@ def test_benjamini_hochberg_step_up():
     assert benjamini_hochberg(p, 0.05).tolist() == [True, True] + [False] * 8
     # step-up: a later p below its threshold rejects all smaller ones
     assert benjamini_hochberg(np.array([0.04, 0.03, 0.02]), 0.05).all()
+    # an undefined (NaN) test is never rejected and still counts in m: thresholds k·0.05/4
+    # (dropping it would give thresholds k·0.05/3 and reject 0.04 too)
+    mask = benjamini_hochberg(np.array([0.012, np.nan, 0.04, 0.02]), 0.05)
+    assert mask.tolist() == [True, False, False, True]
+    assert benjamini_hochberg(np.array([np.nan, np.nan])).tolist() == [False, False]
 
 
 def test_modular_surrogate_false_positive_rate_over_seeds():
