@@ -81,7 +81,9 @@ def _configure_report(p) -> None:
     p.add_argument("--analyses", nargs="*", default=["decompose", "curves"],
                    choices=("decompose", "curves"), help="toolkit reports per model")
     p.add_argument("--curves-args", default="--n-permutations 200 --n-bootstrap 200 "
-                   "--stability 0 --no-graph", help="extra arguments of infodiv curves")
+                   "--stability 0 --no-graph --no-inference",
+                   help="extra arguments of infodiv curves (default: no curve inference, "
+                        "which costs minutes per model on 2 shared cores)")
     p.add_argument("--info-method", default="gaussian",
                    help="estimator of the headline information terms ('none' skips)")
     p.add_argument("--n-bootstrap", type=int, default=200,

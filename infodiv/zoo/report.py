@@ -139,6 +139,24 @@ def information_inference(contrib, *, n_bootstrap: int = 200, n_permutations: in
     return {name: _plain(res.summary(name)) for name in pipes.INFORMATION_STATISTICS}
 
 
+def _cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutations) -> dict:
+    """:func:`headline` (+ :func:`information_inference`) of a run, reused from ``path`` when
+    it was computed from the same run (fingerprint) with the same settings."""
+    key = {"fingerprint": contrib.meta.get("fingerprint"), "info_method": info_method,
+           "n_bootstrap": int(n_bootstrap), "n_permutations": int(n_permutations)}
+    if path.is_file():
+        cached = json.loads(path.read_text())
+        if cached.get("key") == key:
+            return cached["figures"]
+    figures = headline(contrib, info_method=info_method)
+    if n_bootstrap or n_permutations:
+        figures["information_inference"] = information_inference(
+            contrib, n_bootstrap=n_bootstrap, n_permutations=n_permutations)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"key": key, "figures": figures}, indent=1))
+    return figures
+
+
 def _run_command(module: str, argv: list[str]) -> int:
     mod = importlib.import_module(module)
     parser = argparse.ArgumentParser(prog=module)
@@ -146,15 +164,19 @@ def _run_command(module: str, argv: list[str]) -> int:
     return int(mod.run(parser.parse_args(argv)) or 0)
 
 
+_DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
+
+
 def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves_args=(),
                  log=print) -> dict:
     """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
-    already there). Returns ``{analysis: "done" | "exists" | "failed: ..."}``: an analysis
-    that is not available in this build is recorded, not hidden."""
+    already finished: their JSON exists). Returns ``{analysis: "done" | "exists" |
+    "failed: ..."}``: an analysis that is not available in this build is recorded, not
+    hidden."""
     status = {}
     for name in analyses:
         dest = Path(out) / name
-        if dest.is_dir() and any(dest.iterdir()):
+        if (dest / _DONE[name]).is_file():
             status[name] = "exists"
             continue
         argv = {"decompose": [str(run_dir), "--out", str(dest), "--info-method", "gaussian"],
@@ -198,10 +220,8 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
                                        "s_per_step")}
         row["steps"] = rec.get("step")
         row["train_accuracy_check"] = rec.get("heldout", {}).get("accuracy")
-        row.update(headline(contrib, info_method=info_method))
-        if n_bootstrap or n_permutations:
-            row["information_inference"] = information_inference(
-                contrib, n_bootstrap=n_bootstrap, n_permutations=n_permutations)
+        row.update(_cached_figures(contrib, out / name / "figures.json", info_method,
+                                   n_bootstrap, n_permutations))
         if contrib.u.shape[1] != row["n_members"]:
             raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
                              f"record says {row['n_members']}")
