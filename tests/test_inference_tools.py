@@ -201,3 +201,19 @@ def test_growth_law_indicators_pick_the_aicc_winner():
     for key in ("aicc", "extrapolation"):
         flags = [out[f"growth_{key}_{law}"] for law in ("linear", "log", "power")]
         assert sorted(flags) == [0.0, 0.0, 1.0]
+
+
+def test_centred_interval_removes_the_resampling_bias_of_an_information_estimate():
+    from infodiv.inference.pipelines import InformationPipeline
+
+    run = dependent_ensemble(120, 12, signal=0.3, rho=0.4, random_state=9)
+    kw = dict(n_bootstrap=40, n_mc=2, random_state=0, progress=False)
+    plain = two_level_bootstrap(run, InformationPipeline(), **kw)["joint"]
+    centred = two_level_bootstrap(run, InformationPipeline(), interval="centred", **kw)["joint"]
+    assert plain.bootstrap_bias > 0.2                     # duplicated rows inflate I
+    assert not plain.ci[0] <= plain.value <= plain.ci[1]  # a percentile CI can miss it
+    assert centred.ci[0] <= centred.value <= centred.ci[1]
+    assert centred.ci[1] - centred.ci[0] == pytest.approx(plain.ci[1] - plain.ci[0])
+    assert centred.to_dict()["interval"].startswith("centred")
+    with pytest.raises(ValueError, match="interval"):
+        two_level_bootstrap(run, InformationPipeline(), interval="bca", **kw)

@@ -87,6 +87,7 @@ class Estimate:
     n_mc: int
     distribution: np.ndarray = field(repr=False, default=None)
     mc_runs: np.ndarray = field(repr=False, default=None)
+    interval: str = "percentile"
 
     @property
     def bootstrap_bias(self):
@@ -102,7 +103,8 @@ class Estimate:
         return {"value": js(self.value), "ci": [js(self.ci[0]), js(self.ci[1])],
                 "se": js(self.se), "bootstrap_bias": js(self.bootstrap_bias),
                 "n_bootstrap": self.n_bootstrap, "n_failed": self.n_failed,
-                "confidence": self.confidence, "interval": "percentile, examples resampled",
+                "confidence": self.confidence,
+                "interval": f"{self.interval}, examples resampled",
                 "mc_error": js(self.mc_error), "ci_mc": [js(self.ci_mc[0]), js(self.ci_mc[1])],
                 "n_mc": self.n_mc, "mc_label": "Monte-Carlo error (orders resampled, "
                                               "examples fixed)"}
@@ -130,8 +132,9 @@ class BootstrapResult:
 
 
 def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10,
-                        confidence: float = 0.95, stratify: bool = True, random_state=0,
-                        n_jobs=1, progress: bool = True) -> BootstrapResult:
+                        confidence: float = 0.95, stratify: bool = True,
+                        interval: str = "percentile", random_state=0, n_jobs=1,
+                        progress: bool = True) -> BootstrapResult:
     """Example-bootstrap intervals and Monte-Carlo errors of every statistic of ``pipeline``.
 
     Parameters
@@ -146,6 +149,11 @@ def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10
         Coverage of the percentile interval.
     stratify : bool
         Resample within each class (class counts fixed).
+    interval : {"percentile", "centred"}
+        ``"centred"``: the percentile interval shifted by the bootstrap bias,
+        ``value + (q_lo − mean_b, q_hi − mean_b)``. Use it for estimators that duplicated rows
+        bias (Gaussian/kNN information: at D = 61, n = 872 a resampled I(U;Y) is ~2 bits
+        above the estimate), where a plain percentile interval need not even contain it.
     random_state : int, SeedSequence or Generator, default 0
     n_jobs : int
         joblib workers (results do not depend on it).
@@ -154,6 +162,8 @@ def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10
         raise ValueError(f"n_bootstrap must be >= 20 for a percentile interval, got {n_bootstrap}")
     if n_mc < 2:
         raise ValueError(f"n_mc must be >= 2 to estimate a Monte-Carlo error, got {n_mc}")
+    if interval not in ("percentile", "centred"):
+        raise ValueError(f"interval must be 'percentile' or 'centred', got {interval!r}")
     mc_root, boot_root = check_seed_sequence(random_state).spawn(2)
     mc, mc_err = stack(run_replicates(run, pipeline, "identity", mc_root.spawn(n_mc),
                                       n_jobs=n_jobs, progress="MC reruns" if progress else None))
@@ -169,10 +179,13 @@ def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10
             value = np.nanmean(runs, axis=0)
             mc_error = np.nanstd(runs, axis=0, ddof=1) / np.sqrt(np.isfinite(runs).sum(axis=0))
             se = np.nanstd(dist, axis=0, ddof=1)
+            centre = np.nanmean(dist, axis=0)
         lo, hi = percentile_interval(dist, confidence)
+        if interval == "centred":
+            lo, hi = value + lo - centre, value + hi - centre
         failed = int((~np.isfinite(dist)).reshape(dist.shape[0], -1).any(axis=1).sum())
         estimates[name] = Estimate(
             name, _num(value), (_num(lo), _num(hi)), _num(se), n_bootstrap, failed, confidence,
             _num(mc_error), (_num(value - z * mc_error), _num(value + z * mc_error)), n_mc,
-            dist, runs)
+            dist, runs, interval)
     return BootstrapResult(estimates, n_bootstrap, n_mc, mc_err + errors)

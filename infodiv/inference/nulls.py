@@ -172,13 +172,14 @@ class Inference:
 
 
 def infer(run, pipeline, *, n_bootstrap: int = 200, n_permutations: int = 200, n_mc: int = 10,
-          confidence: float = 0.95, random_state=0, n_jobs=1, progress: bool = True) -> Inference:
+          confidence: float = 0.95, interval: str = "percentile", random_state=0, n_jobs=1,
+          progress: bool = True) -> Inference:
     """:func:`two_level_bootstrap` and :func:`permutation_null` of one pipeline (observed =
     the bootstrap's point values); ``n_permutations=0`` skips the null."""
     boot_seed, null_seed = check_seed_sequence(random_state).spawn(2)
     boot = two_level_bootstrap(run, pipeline, n_bootstrap=n_bootstrap, n_mc=n_mc,
-                               confidence=confidence, random_state=boot_seed, n_jobs=n_jobs,
-                               progress=progress)
+                               confidence=confidence, interval=interval,
+                               random_state=boot_seed, n_jobs=n_jobs, progress=progress)
     null = None
     if n_permutations:
         observed = {k: e.value for k, e in boot.estimates.items()}

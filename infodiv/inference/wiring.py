@@ -72,12 +72,12 @@ def _triples(dr):
     return [(t["A"], t["B"], t["x"]) for t in dr.get("triples") or []]
 
 
-def _move_slope(old: dict, new: dict) -> None:
+def _move_slope(old: dict, new: dict, label: str) -> None:
     old["ci_mc"] = old.pop("ci")
     old["ci_mc_label"] = MC_LABEL + ": orders resampled, examples fixed"
     if "p_nonnegative" in old:
         old["p_nonnegative_mc"] = old.pop("p_nonnegative")
-    old.update(ci=new["ci"], ci_label="example bootstrap, everything refitted, percentile",
+    old.update(ci=new["ci"], ci_label=label,
                n_bootstrap=new["n_bootstrap"], corrected=old["slope"] - new["null"]["mean"],
                corrected_ci=[c + old["slope"] - new["slope"] for c in new["corrected_ci"]],
                null=new["null"], p=new["p"])
@@ -127,9 +127,9 @@ def inferential_objective(contrib, objective: str, rep_doc: dict, settings: Infe
                           random_state=s.seed, n_jobs=s.n_jobs, progress=progress,
                           **objective_kwargs)
     gs = rep_doc["gain_slope"]
-    _move_slope(gs, inf["gain_slope"])
+    _move_slope(gs, inf["gain_slope"], inf["ci_label"])
     if "from_k2" in gs and gs["from_k2"].get("ci") is not None:
-        _move_slope(gs["from_k2"], inf["gain_slope"]["from_k2"])
+        _move_slope(gs["from_k2"], inf["gain_slope"]["from_k2"], inf["ci_label"])
     if rep_doc.get("dr") and inf.get("dr") and "mean_difference" in rep_doc["dr"]:
         _move_dr(rep_doc["dr"], inf["dr"])
     if "growth_laws" in inf and isinstance(rep_doc.get("fits"), dict):
