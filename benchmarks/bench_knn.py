@@ -251,9 +251,25 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="kNN benchmark")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--speed-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--speed-only", action="store_true",
+                    help="rerun only the two speed sections and update them in knn.json")
     args = ap.parse_args(argv)
     if args.speed_child:
         print(json.dumps(bench_speed(args.repeats), default=float))
+        return
+    if args.speed_only:
+        result = json.loads(OUT.read_text())
+        load0 = os.getloadavg()
+        result["ksg_mi_speed_all_cores"] = bench_speed(args.repeats)
+        result["ksg_mi_speed_one_core"] = _speed_one_core(args.repeats)
+        result["speed_machine"] = {"loadavg_at_start": load0, "loadavg_at_end": os.getloadavg(),
+                                   "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                             time.gmtime())}
+        OUT.write_text(json.dumps(result, indent=2, default=float) + "\n")
+        for key in ("ksg_mi_speed_all_cores", "ksg_mi_speed_one_core"):
+            for by_n in result[key]["by_n"]:
+                print(key, by_n["n"], {k: round(v["median"], 2)
+                                        for k, v in by_n["speed_ratios"].items()})
         return
     warnings.simplefilter("ignore")
     result = {
