@@ -195,3 +195,21 @@ def test_every_model_task_pair_and_one_combined_report(tmp_path, capsys):
     page = (out / "report.html").read_text()
     assert "All runs" in page and "Across runs: Figure 6" in page
     assert "combined report" in capsys.readouterr().out
+
+
+def test_bare_clone_reads_the_bundled_sst2(monkeypatch, tmp_path):
+    import hashlib
+
+    from infodiv.commands.tasksel import resolve_data_dir
+    from infodiv.data import bundled_data_dir
+
+    monkeypatch.setenv("INFODIV_SHARED", str(tmp_path / "no-shared-here"))
+    monkeypatch.delenv("INFODIV_DATA_DIR", raising=False)
+    folder, label = resolve_data_dir("sst2")
+    assert folder == bundled_data_dir() and "bundled" in label
+    assert resolve_data_dir("rte")[0] is None           # only SST-2 is bundled
+    task = load_task("sst2", n=2000)
+    assert len(task) == 872 and np.bincount(task.labels).tolist() == [428, 444]
+    assert task.meta["source_files"] == ["glue/sst2/dev.tsv"]
+    digest = hashlib.sha256((folder / "glue" / "sst2" / "dev.tsv").read_bytes()).hexdigest()
+    assert digest in (folder / "README.md").read_text()    # the file its note describes
