@@ -96,3 +96,15 @@ def test_surrogate_power_reports_a_detection_rate_per_surrogate_and_test():
     assert again["shuffled_labels"] == res["shuffled_labels"]
     with pytest.raises(ValueError, match="unknown rules"):
         bootstrap_detector(pipe, {"x": ("gain_slope", "nope")})
+
+
+def test_violation_p_values_are_never_nan_when_replicates_do_not_vary():
+    from infodiv.inference import Estimate
+    from infodiv.inference.bootstrap import p_negative_normal
+
+    v = np.array([0.0, -0.5, 0.3])
+    dist = np.tile(v, (50, 1))                   # every resample gives the same differences
+    est = Estimate("d", v, (v, v), np.zeros(3), 50, 0, 0.95, 0 * v, (v, v), 2, dist)
+    p = p_negative_normal(est)
+    assert np.isfinite(p).all()
+    np.testing.assert_allclose(p, [1.0, 1 / 51, 1.0])   # the count p-values

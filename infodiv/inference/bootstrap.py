@@ -58,12 +58,15 @@ def p_negative_normal(estimate) -> np.ndarray:
 
     Unlike the count p-value :func:`p_nonnegative`, whose smallest value is 1/(1 + B), it
     resolves the small p-values that Benjamini–Hochberg over T tests needs (α/T) at B = 200.
+    Where the replicates do not vary (se = 0, e.g. an accuracy difference that is 0 in every
+    resample) it falls back to the count p-value, so it is never NaN.
     """
     se = np.asarray(estimate.se, dtype=np.float64)
     value = np.asarray(estimate.value, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(se > 0, value / np.where(se > 0, se, 1.0), np.sign(value) * np.inf)
-    return norm.cdf(z)
+        z = value / np.where(se > 0, se, 1.0)
+    ok = (se > 0) & np.isfinite(z)
+    return np.where(ok, norm.cdf(np.where(ok, z, 0.0)), p_nonnegative(estimate.distribution))
 
 
 def _num(x):
