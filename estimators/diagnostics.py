@@ -19,8 +19,8 @@ them (docs/estimators.md):
   estimate then only reflects the tie-breaking noise and the saturation of kNN: 4.7 bits for
   ``[u0, u1, u0]`` where ``[u0, u1]`` gives 0.29, n = 1000);
 * kNN methods above :data:`KNN_MAX_DIMS` joint dimensions: the KSG estimates are biased towards
-  0 (total correlation of equicorrelated Gaussians, rho = 0.2, n = 2000: -19% at 10 scalars,
-  -37% at 15, -64% at 61; MI of the 25 x 25 sparse BMI Gaussian: -85%).
+  0 (total correlation of equicorrelated Gaussians, rho = 0.2, n = 2000: -20% at 10 scalars,
+  -33% at 15, -66% at 61, 3 seeds; MI of the 25 x 25 sparse BMI Gaussian: -86%).
 """
 
 from __future__ import annotations
@@ -107,5 +107,5 @@ def check_knn_dimension(dim: int, n: int, what: str, method: str) -> None:
     if dim > KNN_MAX_DIMS:
         _warn(f"method={method!r}: {what} over {dim} joint continuous dimensions (n={n}) is "
               f"strongly biased towards 0 above {KNN_MAX_DIMS} (measured TC of equicorrelated "
-              f"Gaussians at n=2000: -19% at 10 dims, -37% at 15, -64% at 61); use "
+              f"Gaussians at n=2000: -20% at 10 dims, -33% at 15, -66% at 61); use "
               f"method='gaussian' or 'copula' for dependence spread over many dimensions")
