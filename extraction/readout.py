@@ -6,7 +6,9 @@
   gold option's token among them.
 - ``position``: where the model is read; -1 (default) the last prompt token, other negative
   values count from the end, non-negative ones from the first token (BOS included); an int for
-  all examples or one per example.
+  all examples or one per example. Positions index the encoded input, which ends with the
+  options' shared prefix when they have one (:mod:`extraction.prompts`); the option columns
+  are the next-token logits at the read position.
 - Memory guard: ``u`` takes ``4·N·M·C`` bytes; above ``max_bytes`` the extraction refuses
   before running, naming N, M, C and the size.
 - Exactness against the model's own output: per example
