@@ -33,7 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ensemble import SCALES, _frozen
-from .ensemble_checks import _check_choice, _unpack, check_bias, check_target, member_logits
+from .ensemble_checks import (
+    _check_choice,
+    check_bias,
+    check_members,
+    check_target,
+    member_logits,
+)
 from .validation import is_discrete
 
 __all__ = ["BVCTerms", "Eq11Terms", "BiasVarianceCovariance", "bias_variance_covariance"]
@@ -151,10 +157,10 @@ def bias_variance_covariance(u, target=None, *, scale: str = "mean",
 
     Parameters
     ----------
-    u : array [N, M, C] or Contributions
-        Member logits (a Contributions supplies labels and the constant ``bias``).
-    target : None, int array [N], or float array [C] / [N, C]
-        ``None``: ``onehot(labels)`` of a Contributions. An integer 1-D array is read as labels
+    u : array [N, M, C]
+        Member logits.
+    target : int array [N], or float array [C] / [N, C]
+        An integer 1-D array is read as labels
         (target ``onehot``); a float array is the target itself (pass floats for a per-option
         target, e.g. ``np.full(C, 0.5)``).
     scale : {"mean", "sum"}
@@ -171,7 +177,7 @@ def bias_variance_covariance(u, target=None, *, scale: str = "mean",
         the dropped target term.
     """
     _check_choice(scale, SCALES, "scale")
-    arr, labels, _, bias = _unpack(u, None, None, bias)
+    arr, labels = check_members(u), None
     n, _, c = arr.shape
     if target is not None and np.ndim(target) == 1 and is_discrete(target):
         labels, target = target, None

@@ -38,7 +38,6 @@ import numpy as np
 
 from .ensemble_checks import (
     _check_choice,
-    _unpack,
     check_bias,
     check_labels_in_range,
     check_members,
@@ -206,9 +205,9 @@ def bias_diversity(u, labels=None, *, loss: str = "squared", space: str = "logit
 
     Parameters
     ----------
-    u : array [N, M, C] or Contributions
-        Member logits. A Contributions-like object (``.u``, ``.labels``, ``.kinds``, ``.bias``)
-        supplies ``labels``, ``groups`` (its member kinds) and ``bias`` unless they are given.
+    u : array [N, M, C]
+        Member logits (arrays only: ``infodiv.runs.ensemble_arrays(run)`` gives ``u``,
+        ``labels``, ``bias`` and ``groups`` of a run).
     labels : array [N] of int in [0, C), optional
         Gold options; needed unless ``target`` is given.
     loss : {"squared", "cross_entropy"}
@@ -235,7 +234,7 @@ def bias_diversity(u, labels=None, *, loss: str = "squared", space: str = "logit
     _check_choice(loss, LOSSES, "loss")
     _check_choice(space, SPACES, "space")
     _check_choice(scale, SCALES, "scale")
-    arr, labels, groups, bias = _unpack(u, labels, groups, bias)
+    arr = check_members(u)
     n, m, c = arr.shape
     if labels is not None:
         labels = check_labels_in_range(labels, n, c)
@@ -306,7 +305,7 @@ def paper_eq14(u, labels=None, *, scale: str = "mean", bias=None) -> PaperEq14:
     PaperEq14
     """
     _check_choice(scale, SCALES, "scale")
-    arr, labels, _, bias = _unpack(u, labels, None, bias)
+    arr = check_members(u)
     n, m, c = arr.shape
     t = check_target(None, labels, n, c, distribution=False)
     v = member_logits(arr, check_bias(bias, n, c), scale)

@@ -27,7 +27,8 @@ def check_members(u, name: str = "u") -> np.ndarray:
     arr = np.asarray(u)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                    or np.issubdtype(arr.dtype, np.bool_)):
-        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+        raise TypeError(f"{name} must be a numeric [N, M, C] array, got dtype {arr.dtype} "
+                        "(estimators take arrays; a run's are u, labels, bias, groups)")
     if arr.ndim != 3:
         raise ValueError(f"{name} must be a 3-D array [N examples, M members, C options], "
                          f"got shape {arr.shape}")
@@ -62,19 +63,6 @@ def _check_choice(value, allowed, name):
     if value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     return value
-
-
-def _unpack(u, labels, groups, bias):
-    """Accept an array or a Contributions-like object (``.u``, ``.labels``, ``.kinds``)."""
-    if hasattr(u, "u") and hasattr(u, "labels"):
-        obj = u
-        u = obj.u
-        labels = obj.labels if labels is None else labels
-        if groups is None and hasattr(obj, "kinds"):
-            groups = obj.kinds
-        if bias is None:
-            bias = getattr(obj, "bias", None)
-    return check_members(u), labels, groups, bias
 
 
 def check_bias(bias, n, c) -> np.ndarray:

@@ -187,7 +187,9 @@ def test_explicit_target_and_default_onehot():
     close(ce.loss_examples, sp_lse(u.mean(1), axis=1) - u.mean(1).mean(1), 10)
 
 
-def test_contributions_input_supplies_labels_groups_and_bias():
+def test_a_run_is_adapted_by_infodiv_not_read_by_estimators():
+    from infodiv.runs import ensemble_arrays
+
     rng = np.random.default_rng(1)
     n, c = 6, 2
     kinds = ["embed", "attn", "mlp", "attn", "mlp"]
@@ -196,7 +198,9 @@ def test_contributions_input_supplies_labels_groups_and_bias():
     y = rng.integers(0, c, n)
     contrib = Contributions(u, bias, y, u.sum(1) + bias, np.ones((n, len(kinds))),
                             [Member(f"m{i}", k) for i, k in enumerate(kinds)], ["no", "yes"])
-    r = bias_diversity(contrib, loss="cross_entropy", scale="sum", base="e")
+    with pytest.raises(TypeError, match="estimators take arrays"):
+        bias_diversity(contrib, loss="cross_entropy")  # no duck-typing of a Contributions
+    r = bias_diversity(**ensemble_arrays(contrib), loss="cross_entropy", scale="sum", base="e")
     same = bias_diversity(u.astype(np.float64), y, loss="cross_entropy", scale="sum",
                           bias=bias, groups=np.array(kinds), base="e")
     np.testing.assert_allclose(r.loss_examples, same.loss_examples, rtol=0, atol=0)
