@@ -44,6 +44,7 @@ def test_fmt_rounds_for_reading():
     assert fmt(0.5252293577981652) == "0.525"
     assert fmt(30.969396619045913) == "31"
     assert fmt(123456.7) == "1.23e+05" and fmt(872) == "872" and fmt(None) == "–"
+    assert fmt(4391.48) == "4391" and fmt(999.4) == "999"
 
 
 def test_page_content(run_folder):

@@ -166,8 +166,7 @@ def test_demo_small_n(smollm2_available, tmp_path, capsys):
     folder = tmp_path / "smollm2-135m-sst2-n24-0shot-block"
     meta = json.loads((folder / "contributions" / "meta.json").read_text())["meta"]
     assert meta["n_examples"] == 24 and meta["exactness_ok"]
-    assert meta["task_meta"]["data_source"] == "infodiv/data" or \
-        meta["task_meta"]["data_source"].endswith("infodiv/data")
+    assert meta["task_meta"]["data_source"] == "bundled (infodiv/data)"
     out = capsys.readouterr().out
     assert "smollm2-135m on sst2: N=24 M=61 C=2" in out and "report: " in out
     assert (folder / "report.html").stat().st_size > 50_000

@@ -42,6 +42,8 @@ def resolve_data_dir(task: str, data_dir=None) -> tuple[Path | None, str]:
     from infodiv.data import BUNDLED_TASKS, bundled_data_dir
 
     if data_dir is not None:
+        if Path(data_dir).resolve() == bundled_data_dir():
+            return bundled_data_dir(), "bundled (infodiv/data)"
         return Path(data_dir), display_path(data_dir)
     if os.environ.get("INFODIV_DATA_DIR"):
         return Path(os.environ["INFODIV_DATA_DIR"]), "$INFODIV_DATA_DIR"

@@ -39,6 +39,8 @@ def fmt(x, digits: int = 3) -> str:
         return str(x) if math.isinf(x) else "0"
     if abs(x) < 1e-3 or abs(x) >= 1e5:
         return f"{x:.{max(digits - 1, 1)}e}"
+    if abs(x) >= 10 ** digits:   # 4391.5 -> "4392", not "4.39e+03"
+        return f"{x:.0f}"
     return f"{x:.{digits}g}"
 
 
