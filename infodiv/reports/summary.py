@@ -292,7 +292,8 @@ _SUMMARY = ("accuracy of the model's own option logits", "max |Σ u + bias − l
             "cross_entropy, scale=sum: bias", "cross_entropy, scale=sum: diversity",
             "I(U;Y)", "relevancy R", "diversity D = TC(U|Y) − TC(U)",
             "slope of the gain profile g(k) (< 0: diminishing)",
-            "significant violations (BH)")
+            "slope of g(k), null-corrected (observed − null mean)",
+            "verdict: diminishing returns", "significant violations (BH)")
 
 
 def print_summary(root, page=None, file=None) -> list[str]:
