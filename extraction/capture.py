@@ -32,7 +32,8 @@ class Write:
     execution: int               # how many times this block ran before in this forward
     r: torch.Tensor              # [B, d] float32 residual write at the read position
     z: torch.Tensor | None = None  # [B, H*d_head] o_proj input (head granularity)
-    a: torch.Tensor | None = None  # [B, F] down-projection input (neuron granularity)
+    a: torch.Tensor | dict | None = None  # [B, F] down-projection input (neuron granularity),
+    # or the routed experts' inputs {x, index, weight[, shared, gate]} (expert granularity)
 
 
 def _first(t) -> torch.Tensor:
@@ -62,8 +63,9 @@ class WriteRecorder:
     """
 
     def __init__(self, arch: BoundArch, *, heads: bool, device, neurons: bool = False,
-                 index=None):
+                 index=None, experts: bool = False):
         self.arch, self.heads, self.neurons, self.device = arch, heads, neurons, device
+        self.experts = experts
         self.index = index
         self.writes: list[Write] = []
         self._handles = []
@@ -71,7 +73,7 @@ class WriteRecorder:
         self._pending: dict[tuple[int, str], torch.Tensor] = {}
 
     def reset(self) -> None:
-        self.writes, self._count, self._pending = [], {}, {}
+        self.writes, self._count, self._pending, self._moe = [], {}, {}, {}
 
     def _at(self, t) -> torch.Tensor:
         t = _first(t).detach()
@@ -83,9 +85,9 @@ class WriteRecorder:
         idx = self.index.to(t.device)
         return t[torch.arange(b, device=t.device), idx, :]
 
-    def _keep(self, t) -> torch.Tensor:
+    def _keep(self, t, dtype=torch.float32) -> torch.Tensor:
         # copy=True: a view would keep the whole [B, T, d] activation alive
-        return self._at(t).to(self.device, torch.float32, copy=True)
+        return self._at(t).to(self.device, dtype, copy=True)
 
     def _embed_hook(self, module, args, kwargs):
         if not self.writes:
@@ -107,10 +109,25 @@ class WriteRecorder:
             if scale != 1.0:
                 r = r * scale
             pend = self._pending.pop((block, kind), None)
-            if (self.heads and kind == "attn" or self.neurons and kind == "mlp") and pend is None:
+            if self.experts and kind == "mlp":
+                pend = self._moe.pop(block, None)   # None: a dense layer of an MoE model
+            elif (self.heads and kind == "attn" or self.neurons and kind == "mlp") and pend is None:
                 raise RuntimeError(f"block {block}: the {kind} output projection was not called")
             z, a = (pend, None) if kind == "attn" else (None, pend)
             self.writes.append(Write(kind, block, e, r, z, a))
+        return hook
+
+    def _experts_hook(self, block: int):
+        def hook(module, args, kwargs):
+            names = ("hidden_states", "top_k_index", "top_k_weights")
+            x, idx, w = (args[k] if len(args) > k else kwargs[n] for k, n in enumerate(names))
+            self._moe.setdefault(block, {}).update(
+                x=self._keep(x), index=self._keep(idx, torch.long), weight=self._keep(w))
+        return hook
+
+    def _shared_hook(self, block: int, key: str):
+        def hook(module, args, output):
+            self._moe.setdefault(block, {})[key] = self._keep(output)
         return hook
 
     def _input_hook(self, block: int, kind: str):
@@ -130,11 +147,30 @@ class WriteRecorder:
             if self.heads:
                 self._handles.append(arch.submodule(block, arch.spec.o_proj)
                                      .register_forward_pre_hook(self._input_hook(i, "attn")))
+            if self.experts:
+                self._handles += self._moe_hooks(i, block)
             if self.neurons:
                 arch.down_proj_weight(block)   # clear error for families without one
                 self._handles.append(arch.submodule(block, arch.spec.down_proj)
                                      .register_forward_pre_hook(self._input_hook(i, "mlp")))
         return self
+
+    def _moe_hooks(self, i: int, block) -> list:
+        spec = self.arch.spec
+        if spec.experts is None:
+            raise ValueError(f"family {self.arch.family!r} has no mixture-of-experts blocks: "
+                             "granularity='expert' is not available")
+        try:
+            experts = self.arch.submodule(block, spec.experts)
+        except AttributeError:
+            return []      # a dense MLP layer of a mixture-of-experts model: no split
+        handles = [experts.register_forward_pre_hook(self._experts_hook(i), with_kwargs=True)]
+        if spec.shared_expert is not None:
+            handles.append(self.arch.submodule(block, spec.shared_expert)
+                           .register_forward_hook(self._shared_hook(i, "shared")))
+            handles.append(self.arch.submodule(block, spec.shared_gate)
+                           .register_forward_hook(self._shared_hook(i, "gate")))
+        return handles
 
     def __exit__(self, *exc) -> None:
         for h in self._handles:

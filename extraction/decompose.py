@@ -43,7 +43,12 @@ def _write_is_junction(w: Write, arch: BoundArch) -> bool:
 
 def _split(w: Write, granularity: str) -> bool:
     return (granularity == "head" and w.kind == "attn") or (
-        granularity == "neuron" and w.kind == "mlp")
+        granularity == "neuron" and w.kind == "mlp") or (
+        granularity == "expert" and w.kind == "mlp" and w.a is not None)
+
+
+def _experts(arch: BoundArch, block: int):
+    return arch.submodule(arch.distinct_blocks[block], arch.spec.experts)
 
 
 def members_for(writes: list[Write], arch: BoundArch, granularity: str) -> tuple[
@@ -59,6 +64,17 @@ def members_for(writes: list[Write], arch: BoundArch, granularity: str) -> tuple
         base = f"L{w.block}.{w.kind}#{w.execution}"
         if _split(w, granularity):
             block = arch.distinct_blocks[w.block]
+            if granularity == "expert":
+                n, has_bias = _experts(arch, w.block).gate_up_proj.shape[0], False
+                for j in range(n):
+                    members.append(Member(f"{base}.x{j}", "mlp", w.block, w.execution, None,
+                                          junction and j == n - 1 and "shared" not in w.a))
+                    owner.append(k)
+                if "shared" in w.a:
+                    members.append(Member(f"{base}.shared", "mlp", w.block, w.execution, None,
+                                          junction))
+                    owner.append(k)
+                continue
             if w.kind == "attn":
                 n, has_bias, field = arch.n_heads, arch.o_proj_weight(block)[1] is not None, "h"
             else:
@@ -143,6 +159,27 @@ def _neuron_u(w: Write, params: dict, lin, cache: dict) -> torch.Tensor:
     return u
 
 
+def _expert_u(w: Write, arch: BoundArch, lin) -> torch.Tensor:
+    """``[B, E (+1), C]``: each routed expert's weighted output at the read position (zero
+    where the router did not pick it) and the gated shared expert, recomputed from the fused
+    expert weights ``gate_up_proj [E, 2F, d]`` and ``down_proj [E, d, F]``."""
+    ex = _experts(arch, w.block)
+    gu, dn = ex.gate_up_proj.detach(), ex.down_proj.detach()
+    x, idx, wt = w.a["x"], w.a["index"], w.a["weight"]
+    b, n = x.shape[0], gu.shape[0]
+    weight = torch.zeros(b, n + 1, device=x.device).scatter_add_(1, idx, wt)[:, :n]
+    rows = torch.zeros(b, n, x.shape[1], device=x.device)
+    xe = x.to(gu.device, gu.dtype)
+    for j in torch.nonzero(weight.abs().sum(0) > 0).flatten().tolist():
+        gate, up = (xe @ gu[j].t()).chunk(2, dim=-1)
+        out = (ex.act_fn(gate) * up) @ dn[j].t()
+        rows[:, j] = out.to(x.device, torch.float32) * weight[:, j:j + 1]
+    if "shared" in w.a:
+        shared = torch.sigmoid(w.a["gate"]) * w.a["shared"]
+        rows = torch.cat([rows, shared[:, None, :]], dim=1)
+    return lin(rows)
+
+
 def project(writes: list[Write], arch: BoundArch, granularity: str, w_opt: torch.Tensor,
             heads: dict | None = None, neurons: dict | None = None
             ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -173,8 +210,12 @@ def project(writes: list[Write], arch: BoundArch, granularity: str, w_opt: torch
     parts, owner, cache = [], [], {}
     for k, w in enumerate(writes):
         if _split(w, granularity):
-            part = _head_u(w, heads, lin) if w.kind == "attn" else _neuron_u(w, neurons, lin,
-                                                                                cache)
+            if granularity == "expert":
+                part = _expert_u(w, arch, lin)
+            elif w.kind == "attn":
+                part = _head_u(w, heads, lin)
+            else:
+                part = _neuron_u(w, neurons, lin, cache)
             if arch.write_scale != 1.0:   # Granite: the block adds multiplier × its output
                 part = part * arch.write_scale
         else:

@@ -22,7 +22,10 @@ loaded through ``from_pretrained`` and checked against the model's own output lo
   Gemma-2/3's final-logit soft-cap is not linear: the members decompose the pre-cap logits and
   exactness is checked after applying the cap;
 - mixture of experts (mixtral, qwen2_moe with its gated shared expert, qwen3_moe, olmoe): the
-  routed sum is the block's MLP member; no per-expert or per-neuron split;
+  routed sum is the block's MLP member; ``granularity="expert"`` splits it into one member per
+  expert ``w_j(x) · down_j(act(gate_j x) ⊙ up_j x)`` (zero where the router did not pick it)
+  plus the gated shared expert, recomputed from the fused expert weights at the read position
+  and checked to sum to the block; no per-neuron split;
 - refused variants (``refuse``): OPT with ``do_layer_norm_before=False`` and BLOOM with
   ``apply_residual_connection_post_layernorm=True`` are not sums of residual writes.
 """
@@ -61,6 +64,9 @@ class ArchSpec:
     softcap_attr: str | None = None    # config attribute of final-logit soft-capping
     unembed_in: str | None = None      # path from the base model: linear after the final norm
     moe: bool = False                  # the MLP write is a routed sum of experts
+    experts: str | None = None         # path inside a block: fused experts(x, top_k_index, w)
+    shared_expert: str | None = None   # path inside a block: always-on expert (Qwen2-MoE)
+    shared_gate: str | None = None     # path inside a block: sigmoid gate of the shared expert
     refuse: Callable | None = None     # f(config) -> reason string when a variant is unsupported
 
 
@@ -113,8 +119,11 @@ SPECS: dict[str, ArchSpec] = {
     "cohere": _llama(norm="layer", parallel=True, logit_multiplier=("logit_scale", "mul")),
     "cohere2": _llama(norm="layer", parallel=True, logit_multiplier=("logit_scale", "mul")),
     "stablelm": _llama(norm="layer", parallel="use_parallel_residual"),
-    "mixtral": _llama(moe=True), "qwen2_moe": _llama(moe=True), "qwen3_moe": _llama(moe=True),
-    "olmoe": _llama(moe=True),
+    "mixtral": _llama(moe=True, experts="mlp.experts"),
+    "qwen2_moe": _llama(moe=True, experts="mlp.experts", shared_expert="mlp.shared_expert",
+                        shared_gate="mlp.shared_expert_gate"),
+    "qwen3_moe": _llama(moe=True, experts="mlp.experts"),
+    "olmoe": _llama(moe=True, experts="mlp.experts"),
     "gemma": _llama(gain_offset=1.0),
     "gemma2": _post_norm(gain_offset=1.0, softcap_attr="final_logit_softcapping"),
     "gemma3_text": _post_norm(gain_offset=1.0, softcap_attr="final_logit_softcapping"),

@@ -42,7 +42,7 @@ class BatchRunner:
     ----------
     model : ``*ForCausalLM``
     arch : BoundArch
-    granularity : {"block", "head", "neuron"}
+    granularity : {"block", "head", "neuron", "expert"}
     vocab_ids : sequence of int
         Vocabulary ids onto which the members are projected (the C columns of ``u``).
     pad_id : int
@@ -101,7 +101,7 @@ class BatchRunner:
             kw["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0).to(self.in_device)
         rec = WriteRecorder(self.arch, heads=self.granularity == "head",
                             neurons=self.granularity == "neuron", device=self.collect,
-                            index=index)
+                            index=index, experts=self.granularity == "expert")
         store: dict = {}
         handles = self._hooks(index, store)
         try:

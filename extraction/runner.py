@@ -131,6 +131,12 @@ def _n_members_bound(arch, granularity: str) -> int:
     if granularity == "neuron":
         f = max(arch.down_proj_weight(b)[0].shape[1] for b in arch.distinct_blocks)
         return 1 + e * (f + 2)
+    if granularity == "expert":
+        if arch.spec.experts is None:
+            raise ValueError(f"family {arch.family!r} has no mixture-of-experts blocks: "
+                             "granularity='expert' is not available")
+        n = max((getattr(b, "num_experts", 0) or 0) for b in arch.base.modules())
+        return 1 + e * (max(n, 1) + 2)
     return 1 + 2 * e
 
 
@@ -162,11 +168,13 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         Prompts, options and labels (``-1``: unlabelled); tokenised with
         ``extraction.prompts.encode_task`` (options scored at their first distinct token,
         demonstrations dropped and passages truncated to fit the context).
-    granularity : {"block", "head", "neuron"}
+    granularity : {"block", "head", "neuron", "expert"}
         ``"block"``: embedding + one member per attention / MLP execution (M = 2·E + 1 for E
         block executions). ``"head"``: every attention write split into its heads plus the
         output-projection bias member where present. ``"neuron"``: every dense MLP write split
         into its neurons plus the down-projection bias member (not for mixture-of-experts).
+        ``"expert"`` (mixture-of-experts families): every routed MLP write split into one
+        member per expert (zero where not routed) plus the gated shared expert.
     batch_size : "auto" or int
         ``"auto"``: token-budgeted length-sorted batches (CPU: 4096 tokens, at most 64
         examples; CUDA: sized from free memory).
@@ -225,8 +233,9 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     from .prompts import encode_task
     from .shards import ShardStore
 
-    if granularity not in ("block", "head", "neuron"):
-        raise ValueError(f"granularity must be 'block', 'head' or 'neuron', got {granularity!r}")
+    if granularity not in ("block", "head", "neuron", "expert"):
+        raise ValueError(f"granularity must be 'block', 'head', 'neuron' or 'expert', got "
+                         f"{granularity!r}")
     if neuron_top_k is not None and (granularity != "neuron" or isinstance(neuron_top_k, bool)
                                      or not isinstance(neuron_top_k, (int, np.integer))
                                      or neuron_top_k < 1):

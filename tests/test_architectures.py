@@ -212,3 +212,20 @@ def test_neurons_sum_to_their_block_member(fam):
             extract(model, tok, task, granularity="neuron", progress=False)
         return
     _parts_sum_to_blocks(block, neuron)
+
+
+def test_experts_sum_to_their_block_member(fam):
+    family, model, tok, task, *_, block, _, _ = fam
+    if family not in MOE:
+        with pytest.raises(ValueError, match="no mixture-of-experts blocks"):
+            extract(model, tok, task, granularity="expert", progress=False)
+        return
+    expert = extract(model, tok, task, granularity="expert", batch_size=3, progress=False)
+    _parts_sum_to_blocks(block, expert)
+    n_experts, top_k = 4, 2
+    shared = family == "qwen2_moe"
+    assert expert.n_members == 1 + 2 + 2 * (n_experts + shared)
+    for layer in (0, 1):   # the router picked top_k of the experts: the others are exactly 0
+        cols = [k for k, n in enumerate(expert.names) if n.startswith(f"L{layer}.mlp#0.x")]
+        picked = (np.abs(expert.u[:, cols]) > 0).any(axis=2).sum(axis=1)
+        assert np.all(picked == top_k)

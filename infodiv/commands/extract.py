@@ -75,8 +75,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default="auto",
                         choices=("auto", "float32", "bfloat16", "float16"),
                         help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
-    parser.add_argument("--granularity", default="block", choices=("block", "head", "neuron"),
-                        help="members: attention/MLP writes, attention heads or MLP neurons")
+    parser.add_argument("--granularity", default="block",
+                        choices=("block", "head", "neuron", "expert"),
+                        help="members: attention/MLP writes, attention heads, MLP neurons or "
+                             "routed experts (mixture-of-experts families)")
     parser.add_argument("--neuron-top-k", type=int, default=None,
                         help="with --granularity neuron: keep the k largest neurons per MLP "
                              "execution plus one rest member")
