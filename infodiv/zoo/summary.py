@@ -37,6 +37,10 @@ FIGURES = (
 )
 
 
+# a difference of p-values means nothing: Table 1 pairs every figure but those
+_DIFFERENCES = tuple((label, path) for label, path in FIGURES if path[-1] != "p")
+
+
 def _get(rec, path):
     for key in path:
         if not isinstance(rec, dict) or key not in rec:
@@ -95,13 +99,13 @@ def table1(records) -> list[dict]:
                 continue
             out.append({"depth": depth, "seed": seed, "compare": match, "unshared_depth": d,
                         **{label: _get(r, path) - _get(other, path)
-                           for label, path in FIGURES}})
+                           for label, path in _DIFFERENCES}})
     rows = []
     for key in sorted({(t["depth"], t["compare"], t["unshared_depth"]) for t in out}):
         ts = [t for t in out if (t["depth"], t["compare"], t["unshared_depth"]) == key]
         row = {"shared_depth": key[0], "compare": key[1], "unshared_depth": key[2],
                "n_seeds": len(ts)}
-        for label, _ in FIGURES:
+        for label, _ in _DIFFERENCES:
             m, lo, hi, _ = _t_interval([t[label] for t in ts])
             row[label] = {"mean": m, "ci95": [lo, hi]}
         rows.append(row)
@@ -149,12 +153,13 @@ def _markdown(rows, t1, records) -> str:
         lines.append(f"| {'yes' if r['shared'] else 'no'} | {r['depth']} | {r['executions']} | "
                      f"{r['n_members']} | {r['params']:,} | {r['n_seeds']} | "
                      + " | ".join(_fmt(r[c]) for c in cols) + " |")
+    cols_t1 = [c for c in cols if c in dict(_DIFFERENCES)]
     lines += ["", "## Table 1 form: shared minus unshared, paired by seed", "",
-              "| shared L | vs | unshared L | seeds | " + " | ".join(cols) + " |",
-              "|" + "---|" * (4 + len(cols))]
+              "| shared L | vs | unshared L | seeds | " + " | ".join(cols_t1) + " |",
+              "|" + "---|" * (4 + len(cols_t1))]
     for r in t1:
         lines.append(f"| {r['shared_depth']} | {r['compare']} | {r['unshared_depth']} | "
-                     f"{r['n_seeds']} | " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+                     f"{r['n_seeds']} | " + " | ".join(_fmt(r[c]) for c in cols_t1) + " |")
     pv = prefix_vs_depth(records)
     if pv:
         lines += ["", "## Truncated deepest model (logit lens) vs trained depth-b models", "",
