@@ -53,6 +53,8 @@ def test_existing_fields_keep_their_names_and_become_inferential(shuffled_doc):
     assert dr["mean_difference_ci"][0] <= 0 <= dr["mean_difference_ci"][1]
     assert dr["significant_violation_rate"] == 0.0
     assert rep["verdicts"]["diminishing_returns"]["detected"] is False
+    div = rep["diversity"]
+    assert div["beta_ci"][0] <= 0 <= div["beta_ci"][1] and "beta_null" in div
     info = rep["information_inference"]["joint"]
     assert info["corrected_ci"][0] <= 0 <= info["corrected_ci"][1]
 
@@ -61,7 +63,7 @@ def test_markdown_leads_with_corrected_values_flags_and_a_final_summary(shuffled
     _, md, _ = shuffled_doc
     assert "null-corrected" in md and "Monte-Carlo error" in md
     assert "verdict diminishing_returns: not detected" in md
-    assert "power not computed" in md
+    assert "power not computed" in md and "diversity regression beta" in md
     assert md.rstrip().splitlines()[-1].startswith(("Flags", "- "))
     assert "## Flags" in md
 
@@ -104,3 +106,18 @@ def test_decomposition_report_leads_with_null_corrected_terms_and_flags(tmp_path
     md = (tmp_path / "b" / "decompositions.md").read_text()
     assert "| joint [FLAG dimension_too_large]" in md.replace("gaussian | ", "| ")
     assert "Flags (" in md
+
+
+def test_pipeline_diversity_regression_equals_the_reports_on_the_same_triples():
+    from infodiv.inference import CurvePipeline
+    from infodiv.submodularity import submodularity_report
+
+    run = dependent_ensemble(300, 6, signal=0.5, rho=0.3, random_state=1)
+    rep = submodularity_report(run, objective="accuracy", n_triples=30, n_bootstrap=200,
+                               n_permutations=40, random_state=0, info_method=None)
+    triples = [(t["A"], t["B"], t["x"]) for t in rep.dr["triples"]]
+    out = CurvePipeline("accuracy", n_orders=3, triples=triples, information=False)(
+        run, np.random.default_rng(0))
+    assert out["diversity_beta"] == pytest.approx(rep.diversity["beta_diversity"], rel=1e-9)
+    assert out["diversity_partial_r"] == pytest.approx(rep.diversity["partial_r"], rel=1e-9)
+    np.testing.assert_allclose(out["dr_differences"], rep.dr["differences"], atol=1e-12)

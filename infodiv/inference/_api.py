@@ -18,11 +18,17 @@ from infodiv.information import error_bounds, label_entropy, member_variables, s
 from infodiv.junctions import junction_curves
 from infodiv.reports.serialize import jsonable
 from infodiv.setfunctions import ReadoutSetFunction, SetFunction, make_set_function
-from infodiv.submodularity import _sample_triple, benjamini_hochberg, gain_slope
+from infodiv.submodularity import (
+    _sample_triple,
+    benjamini_hochberg,
+    diversity_regression,
+    gain_slope,
+)
 from infodiv.tables import fisher_z_mean
 
 __all__ = ["Contributions", "ReadoutSetFunction", "SetFunction", "benjamini_hochberg",
-           "chunk_sizes", "error_bounds", "fisher_z_mean", "fit_growth_laws", "gain_slopes",
+           "chunk_sizes", "diversity_regression", "error_bounds", "fisher_z_mean",
+           "fit_growth_laws", "gain_slopes",
            "information_terms", "jsonable", "junction_curves", "label_entropy",
            "make_set_function", "member_variables", "parallel_map", "resample_rows",
            "sample_triple", "set_values", "shapley_from_orders", "spawn_generators"]

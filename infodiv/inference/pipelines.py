@@ -18,10 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._api import (
+    diversity_regression,
     fit_growth_laws,
     gain_slopes,
     information_terms,
     make_set_function,
+    member_variables,
     sample_triple,
     set_values,
     shapley_from_orders,
@@ -60,6 +62,10 @@ class CurvePipeline:
         Fit the three growth laws to each replicate's mean curve (indicator statistics
         ``growth_aicc_<law>`` / ``growth_extrapolation_<law>``: their bootstrap means are the
         fractions of resamples choosing each law).
+    diversity : bool
+        With DR chains: also the diversity regression of the submodularity report
+        (``infodiv.submodularity.diversity_regression``: β of ρ_x(S) on x's non-redundancy
+        with S given ρ_x(∅) and |S|, and its partial r), refitted per replicate.
     growth_fraction : float
         Fit them in this fraction of the replicates only (drawn from each replicate's stream;
         NaN elsewhere): the saturating power law costs ~0.5 s per fit.
@@ -70,7 +76,7 @@ class CurvePipeline:
     def __init__(self, objective: str = "accuracy_calibrated", *, n_orders: int = 20,
                  n_triples: int = 100, triple_seed: int = 0, information: bool = True,
                  growth_laws: bool = False, growth_fraction: float = 1.0, triples=None,
-                 **objective_kwargs):
+                 diversity: bool = True, **objective_kwargs):
         if n_orders < 2:
             raise ValueError(f"n_orders must be >= 2, got {n_orders}")
         if n_triples < 0:
@@ -81,6 +87,7 @@ class CurvePipeline:
             raise ValueError(f"growth_fraction must lie in (0, 1], got {growth_fraction}")
         self.growth_laws, self.objective_kwargs = bool(growth_laws), objective_kwargs
         self.growth_fraction = float(growth_fraction)
+        self.diversity = bool(diversity)
         self._triples: dict = {}
         self._given = None
         if triples is not None:
@@ -90,7 +97,8 @@ class CurvePipeline:
         self.directions = {"gain_slope": "less", "gain_slope_from_k2": "less",
                            "gain": "two-sided", "mean_curve": "greater", "shapley": "greater",
                            "dr_differences": "greater", "dr_mean_difference": "greater",
-                           "dr_violation_rate": "greater", **_INFO_DIRECTIONS}
+                           "dr_violation_rate": "greater", "diversity_beta": "greater",
+                           "diversity_partial_r": "greater", **_INFO_DIRECTIONS}
 
     def triples(self, n_members: int) -> list:
         """The fixed chains ``(A, B, x)`` for a ground set of ``n_members``."""
@@ -117,7 +125,7 @@ class CurvePipeline:
                "gain": sign * np.diff(mean), "shapley": shapley_from_orders(perms, samples),
                "f_full": float(mean[-1]), "f_empty": float(mean[0])}
         if self.n_triples:
-            out.update(self._dr(f, m, sign))
+            out.update(self._dr(f, m, sign, run))
         if self.growth_laws:
             fit = self.growth_fraction >= 1 or rng.random() < self.growth_fraction
             out.update(self._growth(mean) if fit else
@@ -127,15 +135,37 @@ class CurvePipeline:
             out.update(self._information(run))
         return out
 
-    def _dr(self, f, m, sign) -> dict:
+    def _dr(self, f, m, sign, run=None) -> dict:
+        triples = self.triples(m)
         sets = []
-        for a_set, b_set, x in self.triples(m):
+        for a_set, b_set, x in triples:
             sets += [a_set, np.append(a_set, x), b_set, np.append(b_set, x)]
-        s = set_values(f, sets).reshape(self.n_triples, 4)
+        singles = self.diversity and run is not None and hasattr(run, "u")
+        if singles:  # ρ_j(∅) of every member for the diversity regression
+            sets += [np.zeros(0, dtype=np.int64)] + [np.array([j]) for j in range(m)]
+        vals = set_values(f, sets)
+        s = vals[: 4 * self.n_triples].reshape(self.n_triples, 4)
         d = sign * ((s[:, 1] - s[:, 0]) - (s[:, 3] - s[:, 2]))
         scale = max(1.0, float(np.abs(s).max()))
-        return {"dr_differences": d, "dr_mean_difference": float(d.mean()),
-                "dr_violation_rate": float((d < -1e-12 * scale).mean())}
+        out = {"dr_differences": d, "dr_mean_difference": float(d.mean()),
+               "dr_violation_rate": float((d < -1e-12 * scale).mean())}
+        if singles:
+            empty = vals[4 * self.n_triples]
+            out.update(self._diversity(run, triples, sign * s,
+                                       sign * (vals[4 * self.n_triples + 1:] - empty)))
+        return out
+
+    def _diversity(self, run, triples, u, singles) -> dict:
+        """β and partial r of the diversity regression; ``u`` = sign·f of (A, A+x, B, B+x)
+        per triple and ``singles`` the utility gains ρ_j(∅)."""
+        x = member_variables(run.u)
+        cov = np.cov(x.reshape(x.shape[0], -1), rowvar=False)
+        rows = [{"A": a, "B": b, "x": int(xx), "gain_A": float(g[1] - g[0]),
+                 "gain_B": float(g[3] - g[2])} for (a, b, xx), g in zip(triples, u)]
+        # (its permutation p-value is replaced by the label null: one permutation suffices)
+        res = diversity_regression(rows, singles, cov, x.shape[2], n_permutations=1)
+        return {"diversity_beta": res.get("beta_diversity", float("nan")),
+                "diversity_partial_r": res.get("partial_r", float("nan"))}
 
     def _growth(self, mean) -> dict:
         fits = fit_growth_laws(mean)

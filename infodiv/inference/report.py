@@ -161,6 +161,12 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
                     "ci_high": b["gain"].ci[1]},
            "shapley": {"values": b["shapley"].value, "ci_low": b["shapley"].ci[0],
                        "ci_high": b["shapley"].ci[1], "values_mc_error": b["shapley"].mc_error}}
+    if "diversity_beta" in b:
+        doc["diversity"] = {"beta": _scalar(inf, "diversity_beta"),
+                            "partial_r": _scalar(inf, "diversity_partial_r"),
+                            "meaning": "diversity regression refitted per resample; its pairs "
+                                       "share chains, so only the example bootstrap and the "
+                                       "label null are valid (not the pair permutation)"}
     if growth_laws:
         dists = {key: {law: b[f"growth_{key}_{law}"].distribution for law in GROWTH_LAWS}
                  for key in ("aicc", "extrapolation")}

@@ -132,6 +132,14 @@ def inferential_objective(contrib, objective: str, rep_doc: dict, settings: Infe
         _move_slope(gs["from_k2"], inf["gain_slope"]["from_k2"], inf["ci_label"])
     if rep_doc.get("dr") and inf.get("dr") and "mean_difference" in rep_doc["dr"]:
         _move_dr(rep_doc["dr"], inf["dr"])
+    div = rep_doc.get("diversity")
+    if inf.get("diversity") and isinstance(div, dict) and "beta_diversity" in div:
+        beta, r = inf["diversity"]["beta"], inf["diversity"]["partial_r"]
+        div.update(beta_ci=beta["ci"], partial_r_ci=r["ci"], n_resamples=beta["n_bootstrap"],
+                   beta_null=beta.get("null"), beta_p=beta.get("p"),
+                   beta_corrected=div["beta_diversity"] - (beta.get("null") or {}).get(
+                       "mean", float("nan")),
+                   inference_note=inf["diversity"]["meaning"])
     if "growth_laws" in inf and isinstance(rep_doc.get("fits"), dict):
         rep_doc["fits"]["fraction_of_resamples"] = inf["growth_laws"]
     rep_doc["information_inference"] = inf.get("information")
@@ -180,6 +188,13 @@ def inference_lines(rep: dict) -> list[str]:
                      f"null mean {_g(nul['mean'])} {_ci(nul['interval'])}, p = {_g(nul['p'])}"
                      f"; BH-significant violation rate {_g(dr['significant_violation_rate'])} "
                      f"of {len(dr.get('p_values') or [])} triples.")
+    div = rep.get("diversity") or {}
+    if "beta_ci" in div:
+        nul = div.get("beta_null") or {}
+        lines.append(f"- diversity regression beta {_g(div['beta_diversity'])}: 95% CI "
+                     f"{_ci(div['beta_ci'])} (example bootstrap, refitted), shuffled-label null "
+                     f"mean {_g(nul.get('mean'))} {_ci(nul.get('interval'))}, p = "
+                     f"{_g(div.get('beta_p'))}; partial r CI {_ci(div['partial_r_ci'])}.")
     for term, s in (rep.get("information_inference") or {}).items():
         if term not in ("joint", "diversity", "conditional_redundancy", "bound_upper"):
             continue
