@@ -63,7 +63,7 @@ def plot_performance_vs_layers(points, path=None, *, title=None):
 def cross_run(roots, out_dir: Path, stem: str) -> tuple[list[Path], list[dict]]:
     """Write the cross-run figures to ``out_dir`` and return ``(pngs, rows)``."""
     from estimators import bias_diversity
-    from infodiv.runs import run_names
+    from infodiv.runs import ensemble_arrays, run_names
     from infodiv.tables import correlation_table, sharing_table
 
     from .figures import plot_correlations
@@ -90,8 +90,9 @@ def cross_run(roots, out_dir: Path, stem: str) -> tuple[list[Path], list[dict]]:
         points = []
         for model, items in by_model.items():
             acc = float(np.mean([c.accuracy() for _, c in items]))
-            mse = float(np.mean([bias_diversity(c, loss="squared", space="logit",
-                                                scale="mean").loss for _, c in items]))
+            mse = float(np.mean([bias_diversity(**ensemble_arrays(c), loss="squared",
+                                                space="logit", scale="mean").loss
+                                 for _, c in items]))
             points.append((model, _n_layers(items[0][1]), acc, mse, len(items)))
             rows.append(_row("Across runs: Figure 6 (performance against layers)",
                              f"{model}: {points[-1][1]} layers, mean accuracy", acc,
