@@ -18,7 +18,7 @@ def shuffled_doc(tmp_path_factory):
     out = tmp_path_factory.mktemp("curves")
     s = CurvesSettings(objectives=("accuracy",), n_permutations=40, n_triples=10,
                        n_bootstrap=100, stability=0, info_method="gaussian", graph=False,
-                       inference=True)
+                       inference=True, inference_selection=20)
     doc = curves_report(run, out, s)
     return doc, (out / "report.md").read_text(), json.loads((out / "report.json").read_text())
 
@@ -55,6 +55,8 @@ def test_existing_fields_keep_their_names_and_become_inferential(shuffled_doc):
     assert rep["verdicts"]["diminishing_returns"]["detected"] is False
     div = rep["diversity"]
     assert div["beta_ci"][0] <= 0 <= div["beta_ci"][1] and "beta_null" in div
+    sel = doc["selection"]["inference"]
+    assert sel["n_resamples"] == 20 and len(sel["greedy_minus_prefix"]["ci_low"]) == 7
     info = rep["information_inference"]["joint"]
     assert info["corrected_ci"][0] <= 0 <= info["corrected_ci"][1]
 
@@ -121,3 +123,21 @@ def test_pipeline_diversity_regression_equals_the_reports_on_the_same_triples():
     assert out["diversity_beta"] == pytest.approx(rep.diversity["beta_diversity"], rel=1e-9)
     assert out["diversity_partial_r"] == pytest.approx(rep.diversity["partial_r"], rel=1e-9)
     np.testing.assert_allclose(out["dr_differences"], rep.dr["differences"], atol=1e-12)
+
+
+def test_selection_comparison_gets_example_bootstrap_intervals():
+    from infodiv.inference import two_level_bootstrap
+    from infodiv.inference.pipelines import SelectionPipeline
+    from infodiv.selection import subset_selection
+
+    run = dependent_ensemble(200, 5, signal=0.5, rho=0.3, random_state=4)
+    pipe = SelectionPipeline("accuracy", n_random=10)
+    out = pipe(run, np.random.default_rng(0))
+    seed = int(np.random.default_rng(0).integers(0, 2**31 - 1))
+    ref = subset_selection(run, objective="accuracy", n_random=10, random_state=seed)
+    np.testing.assert_allclose(out["greedy"], ref["greedy"])
+    np.testing.assert_allclose(out["greedy_minus_prefix"], ref["greedy"] - ref["prefix"])
+    boot = two_level_bootstrap(run, pipe, n_bootstrap=20, n_mc=2, progress=False)
+    est = boot["greedy_minus_best_random"]
+    assert est.value.shape == (6,) and np.all(est.ci[0] <= est.ci[1])
+    assert est.ci[0][0] == est.ci[1][0] == 0.0      # k = 0: both rules pick the empty set

@@ -29,8 +29,8 @@ from ._api import (
     shapley_from_orders,
 )
 
-__all__ = ["CurvePipeline", "InformationPipeline", "INFORMATION_STATISTICS", "GROWTH_LAWS",
-           "LABEL_FREE"]
+__all__ = ["CurvePipeline", "InformationPipeline", "SelectionPipeline", "INFORMATION_STATISTICS",
+           "GROWTH_LAWS", "LABEL_FREE"]
 
 INFORMATION_STATISTICS = ("joint", "relevancy", "redundancy", "conditional_redundancy",
                           "diversity", "h_y", "bound_lower", "bound_upper")
@@ -190,3 +190,27 @@ class InformationPipeline:
 
     def __call__(self, run, rng) -> dict:
         return information_terms(run, self.members, copula=self.copula)
+
+
+class SelectionPipeline:
+    """``pipeline(run, rng) -> dict``: held-out greedy, depth-prefix and best-of-random values
+    at every budget k (``infodiv.selection.subset_selection``, selected on one half and scored
+    on the other, a fresh split per replicate) and the differences greedy − best-of-random and
+    greedy − prefix, so that the selection comparison gets example-bootstrap intervals."""
+
+    def __init__(self, objective: str = "accuracy", *, n_random: int = 50, **objective_kwargs):
+        self.objective, self.n_random = objective, int(n_random)
+        self.objective_kwargs = objective_kwargs
+        self.directions = {"greedy_minus_best_random": "greater",
+                           "greedy_minus_prefix": "greater"}
+
+    def __call__(self, run, rng) -> dict:
+        from ..selection import subset_selection
+
+        sel = subset_selection(run, objective=self.objective, n_random=self.n_random,
+                               random_state=int(rng.integers(0, 2**31 - 1)),
+                               **self.objective_kwargs)
+        sign = 1.0 if sel["greater_is_better"] else -1.0
+        g, p, r = (np.asarray(sel[k]) for k in ("greedy", "prefix", "best_random"))
+        return {"greedy": g, "prefix": p, "best_random": r,
+                "greedy_minus_best_random": sign * (g - r), "greedy_minus_prefix": sign * (g - p)}

@@ -15,7 +15,13 @@ from pathlib import Path
 from ..controls import matched_modular_surrogate
 from ..curves import layer_curves
 from ..inference.flags import summary_lines
-from ..inference.wiring import flag_records, inference_lines, inferential_objective, settings_from
+from ..inference.wiring import (
+    flag_records,
+    inference_lines,
+    inferential_objective,
+    selection_inference,
+    settings_from,
+)
 from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
 from ..runs import run_names
 from ..selection import greedy_stability, subset_selection
@@ -50,6 +56,9 @@ class CurvesSettings:
     inference_resamples: int | None = None
     inference_null: int | None = None
     power_replicates: int = 0
+    #: example resamples of the selection comparison (greedy vs best-of-random vs prefix;
+    #: each resample reruns greedy on both halves: 0 skips)
+    inference_selection: int = 0
 
 
 def k_marks(m: int) -> list[int]:
@@ -129,6 +138,10 @@ def curves_report(contrib, out, settings: CurvesSettings | None = None, *,
     if "error" not in doc["objectives"].get(first, {"error": 1}):
         sel = subset_selection(contrib, objective=first, random_state=s.seed)
         doc["selection"] = jsonable({**sel, "k_marks": k_marks(m)})
+        if s.inference_selection:
+            doc["selection"]["inference"] = jsonable(selection_inference(
+                contrib, first, n_resamples=s.inference_selection, seed=s.seed,
+                n_jobs=s.n_jobs))
         if s.stability:
             st = greedy_stability(contrib, objective=first, n_bootstrap=s.stability,
                                   random_state=s.seed, n_jobs=s.n_jobs)
