@@ -31,6 +31,7 @@ def main() -> int:
     p.add_argument("out")
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default="cpu")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     import transformer_lens
@@ -38,15 +39,17 @@ def main() -> int:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(args.model)
-    hf = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
+    hf = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto").eval().to(args.device)
     bridge = TransformerBridge.boot_transformers(args.model, hf_model=hf, tokenizer=tok,
-                                                 device="cpu")
+                                                 device=args.device)
+    cuda = args.device.startswith("cuda")
     z = np.load(args.batches)
     option_ids = torch.as_tensor(z["option_ids"])
-    batches = [(torch.as_tensor(z[f"ids{k}"]), torch.as_tensor(z[f"mask{k}"]))
+    batches = [(torch.as_tensor(z[f"ids{k}"]).to(args.device),
+                torch.as_tensor(z[f"mask{k}"]).to(args.device))
                for k in range(int(z["n_batches"]))]
     gain = hf.model.norm.weight.detach().float()
-    w_opt = hf.lm_head.weight.detach()[option_ids].float()
+    w_opt = hf.lm_head.weight.detach()[option_ids.to(args.device)].float()
 
     def decompose(ids, mask, names_filter):
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
@@ -54,7 +57,7 @@ def main() -> int:
                                          names_filter=names_filter)
         stack = cache.decompose_resid(layer=-1, pos_slice=-1, apply_ln=False)
         scaled = cache.apply_ln_to_stack(stack, layer=-1, pos_slice=-1)
-        return torch.einsum("mbd,cd->bmc", scaled * gain, w_opt)
+        return torch.einsum("mbd,cd->bmc", scaled.float() * gain, w_opt)
 
     filters = {"tl_full_cache": None,
                "tl_filtered_cache": lambda name: name.endswith(NEEDED)}
@@ -68,7 +71,9 @@ def main() -> int:
                 for k, (ids, mask) in enumerate(batches):
                     u = decompose(ids, mask, flt)
                     if k == 0:
-                        first[name] = u.numpy()
+                        first[name] = u.cpu().numpy()
+                if cuda:
+                    torch.cuda.synchronize()
                 times[name]["wall_s"].append(time.perf_counter() - t)
                 times[name]["cpu_s"].append(time.process_time() - c)
     np.savez(args.out, **{f"u_{k}": v for k, v in first.items()})

@@ -104,7 +104,8 @@ def _save_plain(model, tok, folder: Path) -> None:
     tok.save_pretrained(folder)
 
 
-def transformer_lens_side(python, model, tok, seqs, batches, pad_id, option_ids, reps, threads):
+def transformer_lens_side(python, model, tok, seqs, batches, pad_id, option_ids, reps, threads,
+                          device="cpu"):
     """Run ``_tl_side.py`` in the TransformerLens venv on the same weights and batches."""
     with tempfile.TemporaryDirectory(prefix="bench-tl-") as tmp:
         folder = Path(tmp) / "model"
@@ -118,7 +119,8 @@ def transformer_lens_side(python, model, tok, seqs, batches, pad_id, option_ids,
         env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS=str(threads))
         proc = subprocess.run([python, str(ROOT / "benchmarks" / "_tl_side.py"), str(folder),
                                str(Path(tmp) / "batches.npz"), str(out), "--reps", str(reps),
-                               "--threads", str(threads)], capture_output=True, text=True,
+                               "--threads", str(threads), "--device", device],
+                              capture_output=True, text=True,
                               env=env)
         if proc.returncode:
             raise RuntimeError(f"TransformerLens side failed:\n{proc.stderr[-3000:]}")
@@ -132,10 +134,12 @@ def plain_forward(model, seqs, batches, pad_id, *, keep_last: bool):
     import torch
 
     out = []
+    dev = model.get_input_embeddings().weight.device
     with torch.inference_mode():
         for b in batches:
             ids, mask = padded(seqs, b, pad_id)
             pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            ids, mask, pos = ids.to(dev), mask.to(dev), pos.to(dev)
             kw = {"logits_to_keep": 1} if keep_last else {}
             logits = model(input_ids=ids, attention_mask=mask, position_ids=pos,
                            use_cache=False, **kw).logits
@@ -152,6 +156,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument("--tl-python", default=TL_PYTHON,
                         help="python of a venv with transformer-lens ('' to skip)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or device_map")
+    parser.add_argument("--dtype", default="float32",
+                        choices=("auto", "float32", "bfloat16", "float16"))
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -166,7 +173,8 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     load_avg = os.getloadavg()
     t0 = time.perf_counter()
-    model, tok = load_model("smollm2-135m", device="cpu", dtype="float32")
+    model, tok = load_model("smollm2-135m", device=args.device, dtype=args.dtype)
+    cuda = next(model.parameters()).device.type == "cuda"
     load_s = time.perf_counter() - t0
     data_dir = DATA if DATA.is_dir() else None
     task = get_task("sst2", data_dir=data_dir, n=args.n)
@@ -189,6 +197,8 @@ def main(argv=None) -> int:
         with PeakRSS() as peak:
             t, c = time.perf_counter(), time.process_time()
             value = fn()
+            if cuda:   # GPU work is asynchronous: wait for it before reading the clocks
+                torch.cuda.synchronize()
             times[name].append(time.perf_counter() - t)
             cpu[name].append(time.process_time() - c)
         return value, peak
@@ -215,7 +225,8 @@ def main(argv=None) -> int:
     tl = {"skipped": "no --tl-python"}
     if args.tl_python and Path(args.tl_python).exists():
         side = transformer_lens_side(args.tl_python, model, tok, seqs, batches, pad_id,
-                                     enc.option_ids, args.reps, args.threads)
+                                     enc.option_ids, args.reps, args.threads,
+                                     "cuda" if cuda else "cpu")
         ours = result.u[batches[0]].astype(np.float64)
         tl = {"transformer_lens": side["transformer_lens"], "python": args.tl_python}
         for name, t in side["times"].items():
@@ -236,7 +247,8 @@ def main(argv=None) -> int:
         "task": "sst2", "n_prompts": len(task), "batch_size": args.batch_size,
         "n_batches": len(batches), "tokens": int(lengths.sum()),
         "padded_tokens": int(sum(len(b) * lengths[b].max() for b in batches)),
-        "device": "cpu", "torch_threads": args.threads, "cpu_count": os.cpu_count(),
+        "device": str(next(model.parameters()).device), "dtype": args.dtype,
+        "torch_threads": args.threads, "cpu_count": os.cpu_count(),
         "load_average_at_start": [round(x, 2) for x in load_avg],
         "model_load_s": round(load_s, 2),
         "wall_s": {k: [round(x, 3) for x in v] for k, v in times.items()},
