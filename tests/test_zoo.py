@@ -208,7 +208,7 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         inf = r["information_inference"]["joint"]
         assert inf["value"] == pytest.approx(r["information"]["joint"], rel=1e-9)
         assert inf["n_permutations"] == 19 and 0 < inf["p"] <= 1
-        assert (tmp_path / "runs" / r["model"] / "meta.json").is_file()
+        assert (tmp_path / "contributions" / r["model"] / "meta.json").is_file()
         assert (tmp_path / r["model"] / "figures.json").is_file()    # reused by a rerun
     assert (tmp_path / "summary.md").is_file() and (tmp_path / "depth.png").is_file()
     by_name = {r["model"]: r for r in doc}

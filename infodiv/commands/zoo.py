@@ -9,7 +9,7 @@ resumes from its last checkpoint) and says so. Bad settings: one line, exit 2.
 
 ``infodiv zoo finetune`` fine-tunes a pretrained model (default the SmolLM2-135M-Instruct alias)
 on the same rows into ``<root>/finetune/<name>`` (resumable). ``infodiv zoo report`` extracts
-every finished checkpoint on the 2000 held-out rows into ``<out>/runs/<model>``, runs the
+every finished checkpoint on the 2000 held-out rows into ``<out>/contributions/<model>``, runs the
 toolkit's analyses and writes ``<out>/summary.json`` and the across-depth summary.
 """
 

@@ -3,7 +3,8 @@
 For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model``):
 
 1. exact extraction on the 2000 held-out rows with :func:`extraction.extract` into
-   ``<out>/runs/<model>`` (a Contributions run directory, committed; resumable);
+   ``<out>/contributions/<model>`` (a Contributions run directory, committed; resumable;
+   not ``runs/``, which .gitignore ignores at every level);
 2. headline figures (:func:`headline`): accuracy and cross-entropy of the model's own option
    logits, every bias-diversity variant of :func:`estimators.bias_diversity` (squared loss in
    logit and probability space, cross-entropy; member scale ``mean`` = paper, ``sum`` = the
@@ -214,7 +215,7 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         rec = json.loads((folder / "zoo.json").read_text())
         name = rec["model"]
         log(f"[{i + 1}/{len(folders)}] {name}")
-        contrib = extract_heldout(folder, held, out / "runs" / name, progress=progress)
+        contrib = extract_heldout(folder, held, out / "contributions" / name, progress=progress)
         row = {k: rec.get(k) for k in ("model", "depth", "repeats", "shared", "seed", "width",
                                        "params", "executions", "n_members", "wall_time_s",
                                        "s_per_step")}
@@ -225,7 +226,7 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         if contrib.u.shape[1] != row["n_members"]:
             raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
                              f"record says {row['n_members']}")
-        row["analyses"] = run_analyses(out / "runs" / name, out / name, analyses,
+        row["analyses"] = run_analyses(out / "contributions" / name, out / name, analyses,
                                        curves_args=curves_args, log=log)
         records.append(row)
     (out / "summary.json").write_text(json.dumps(records, indent=1))
