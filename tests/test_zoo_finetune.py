@@ -61,6 +61,10 @@ def test_finetune_top_block_only(small_task, tmp_path):
     assert run.meta["exactness_ok"]
     acc = float((run.logits.argmax(1) == held.labels).mean())
     assert acc == pytest.approx(rec["heldout"]["accuracy"], abs=1e-12)
+    from infodiv.zoo.finetune import finetune_name
+
+    assert rec["model"] == finetune_name(base, 1, 0) == "base-ft-top1-s0"
+    assert finetune_name(tmp_path / "zoo-L2" / "model", None, 2) == "zoo-L2-ft-s2"
     with pytest.raises(ValueError, match="train_top"):
         finetune(base, train, tmp_path / "bad", cfg, train_top=3, progress=False)
 

@@ -123,15 +123,14 @@ def _train(args) -> int:
 
 def _finetune(args) -> int:
     from infodiv.zoo.data import zoo_tasks
-    from infodiv.zoo.finetune import finetune
+    from infodiv.zoo.finetune import finetune, finetune_name
     from infodiv.zoo.train import TrainConfig
 
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       warmup=args.warmup, checkpoint_every=args.checkpoint_every,
                       threads=args.threads)
     train, held = zoo_tasks(args.data_dir)
-    top = "" if args.train_top is None else f"-top{args.train_top}"
-    run_dir = args.root / "finetune" / f"{Path(args.model).name}{top}-s{args.seed}"
+    run_dir = args.root / "finetune" / finetune_name(args.model, args.train_top, args.seed)
     rec = finetune(args.model, train, run_dir, cfg, train_top=args.train_top,
                    max_len=args.max_len, seed=args.seed, heldout_task=held,
                    progress=not args.quiet, device=args.device,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["finetune", "freeze_below"]
+__all__ = ["finetune", "finetune_name", "freeze_below"]
 
 
 def freeze_below(model, train_top: int | None) -> int:
@@ -49,6 +49,13 @@ def freeze_below(model, train_top: int | None) -> int:
         if p.requires_grad:
             seen[id(p)] = p.numel()
     return int(sum(seen.values()))
+
+
+def finetune_name(model_name, train_top, seed) -> str:
+    """``<model>-ft[-top<k>]-s<seed>``; a ``.../<name>/model`` folder is named by ``<name>``."""
+    path = Path(str(model_name))
+    base = path.parent.name if path.name == "model" and path.parent.name else path.name
+    return f"{base}-ft" + ("" if train_top is None else f"-top{train_top}") + f"-s{seed}"
 
 
 def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = None,
@@ -101,8 +108,7 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         fingerprint = {"model": str(model_name), "weights": source.get("weights_sha256"),
                        "train": cfg.to_dict(), "train_top": train_top, "max_len": int(max_len),
                        "seed": int(seed), "n_train": len(train_task)}
-        name = f"{Path(str(model_name)).name}-ft" + ("" if train_top is None
-                                                     else f"-top{train_top}") + f"-s{seed}"
+        name = finetune_name(model_name, train_top, seed)
         step, losses, elapsed = fit(model, seqs, targets, run_dir, cfg, seed=seed,
                                     fingerprint=fingerprint, pad_id=pad_id, desc=name,
                                     progress=progress, stop_after=stop_after, log=log)
