@@ -19,7 +19,7 @@ import torch
 
 from .architectures import BoundArch, unembedding
 from .capture import WriteRecorder
-from .decompose import head_params, members_for, neuron_params, project
+from .projection import head_params, members_for, neuron_params, project
 
 __all__ = ["BatchRunner", "read_index"]
 

@@ -4,7 +4,7 @@ Pipeline (DESIGN.md 1, 2.1, 2.4): tokenise the task (``extraction.prompts.encode
 examples by length, run the *base* model on left-padded batches (attention mask and position ids
 ``cumsum(mask) − 1``, so padding changes nothing), record every residual write at the last
 position with hooks (:mod:`extraction.capture`), and project the writes onto the option rows of
-the unembedding in float32 (:mod:`extraction.decompose`). The full ``[B, T, V]`` logits are never
+the unembedding in float32 (:mod:`extraction.projection`). The full ``[B, T, V]`` logits are never
 formed: the model's own option logits are the final hidden state at the last position times
 ``W_opt`` (plus the LM-head bias). Memory is ``O(N·M·C)`` plus one batch of activations.
 
