@@ -17,18 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-
-def _batch_size(text: str):
-    if text == "auto":
-        return "auto"
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--batch-size must be 'auto' or an int, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--batch-size must be positive, got {value}")
-    return value
+from infodiv.commands.preflight import batch_size
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -68,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "$INFODIV_DATA_DIR)")
     parser.add_argument("--out", type=Path, default=None,
                         help="run directory (default runs/<model>-<task>-<granularity>)")
-    parser.add_argument("--batch-size", type=_batch_size, default="auto",
+    parser.add_argument("--batch-size", type=batch_size, default="auto",
                         help="'auto' (token budget) or examples per batch")
     parser.add_argument("--device", default="auto",
                         help="auto, cpu, cuda, cuda:N, or device_map (spread over GPUs)")

