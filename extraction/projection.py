@@ -103,25 +103,26 @@ def _post(arch: BoundArch, block, kind: str, device):
     return None if post is None else (post.eps, post.gain.to(device))
 
 
+def _output_params(arch: BoundArch, device, weight, kind: str) -> dict:
+    """Per distinct block: the float32 output weight ``weight(block)``, its bias and the
+    post-``kind`` norm parameters."""
+    out = {}
+    for i, block in enumerate(arch.distinct_blocks):
+        w, b = weight(block)
+        out[i] = (w.to(device), None if b is None else b.to(device),
+                  _post(arch, block, kind, device))
+    return out
+
+
 def head_params(arch: BoundArch, device) -> dict:
     """Per distinct block: float32 ``W_o [d, H, d_head]``, o_proj bias and the post-norm
     (Gemma-2) parameters. Call it outside the capture hooks (it probes the norm modules)."""
-    out = {}
-    for i, block in enumerate(arch.distinct_blocks):
-        wo, bo = arch.o_proj_weight(block)
-        out[i] = (wo.to(device), None if bo is None else bo.to(device),
-                  _post(arch, block, "attn", device))
-    return out
+    return _output_params(arch, device, arch.o_proj_weight, "attn")
 
 
 def neuron_params(arch: BoundArch, device) -> dict:
     """Per distinct block: float32 ``W_d [d, F]``, its bias and the post-MLP norm parameters."""
-    out = {}
-    for i, block in enumerate(arch.distinct_blocks):
-        wd, bd = arch.down_proj_weight(block)
-        out[i] = (wd.to(device), None if bd is None else bd.to(device),
-                  _post(arch, block, "mlp", device))
-    return out
+    return _output_params(arch, device, arch.down_proj_weight, "mlp")
 
 
 def _post_factor(o: torch.Tensor, post) -> tuple[torch.Tensor, torch.Tensor | None]:
