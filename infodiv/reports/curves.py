@@ -8,6 +8,7 @@ readable summary), per objective ``curves_<objective>.png``, ``gains_<objective>
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +118,9 @@ def curves_report(contrib, out, settings: CurvesSettings | None = None, *,
     out.mkdir(parents=True, exist_ok=True)
     model, task = run_names(contrib.meta)
     m = contrib.n_members
-    doc = {"run": {"dir": str(run_dir) if run_dir is not None else None, "model": model or "?",
+    # the run folder relative to the report, so the JSON holds no machine-specific path
+    rel_dir = None if run_dir is None else os.path.relpath(Path(run_dir).resolve(), out.resolve())
+    doc = {"run": {"dir": rel_dir, "model": model or "?",
                    "task": task or "?", "N": contrib.n_examples, "M": m,
                    "C": contrib.n_options, "members": contrib.names},
            "settings": {"n_permutations": s.n_permutations, "n_triples": s.n_triples,
