@@ -11,8 +11,10 @@ without 12/16 within 2 hours of ONE core (the budget was 2 h of 2 cores), ratio
 architecture to it are listed). When a zoo root exists (``--root``, default ``runs/zoo``), the
 wall times recorded by its finished models are added (``recorded``).
 
-``--finetune`` also times SmolLM2-135M-Instruct steps (batch 8, prompts <= 96 tokens): full
-fine-tune and top-4 blocks only (loading the GGUF takes 40-100 s).
+``--finetune`` (or ``--finetune-only``, merged into the existing file) also times
+SmolLM2-135M-Instruct top-4 fine-tune steps (batch 8, prompts <= 64 tokens) with the full
+forward and with the cached frozen prefix (:mod:`infodiv.zoo.prefix`), the same prompts and
+batches, and the one-off cache cost per prompt (loading the GGUF takes 40-100 s).
 
 Writes ``benchmarks/results/zoo.json``.
 """
@@ -32,13 +34,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _time_steps(model, seqs, targets, pad_id, cfg, seed, steps):
+def _time_steps(model, seqs, targets, pad_id, cfg, seed, steps, forward=None):
     from infodiv.zoo.train import fit
 
     with tempfile.TemporaryDirectory() as tmp:
         t0, c0 = time.perf_counter(), time.process_time()
         fit(model, seqs, targets, tmp, cfg, seed=seed, fingerprint={}, pad_id=pad_id,
-            progress=False, stop_after=steps, log=lambda m: None)
+            progress=False, stop_after=steps, forward=forward, log=lambda m: None)
         return (time.perf_counter() - t0) / steps, (time.process_time() - c0) / steps
 
 
@@ -86,28 +88,50 @@ def recorded(root: Path) -> list[dict]:
     return out
 
 
-def bench_finetune(steps: int) -> list[dict]:
+def bench_finetune(steps: int, *, train_top: int = 4, max_len: int = 64, batch_size: int = 8,
+                   n_prompts: int = 64) -> dict:
+    """SmolLM2 top-``train_top`` fine-tune steps: the full forward with a frozen bottom vs the
+    cached frozen prefix (:mod:`infodiv.zoo.prefix`), on the same ``n_prompts`` training
+    prompts and the same batches; plus the one-off cache cost per prompt. Baseline: the
+    uncached step of the same run."""
     from extraction import load_model
     from infodiv.zoo.data import zoo_tasks
     from infodiv.zoo.finetune import freeze_below
+    from infodiv.zoo.prefix import PrefixCache, top_forward
     from infodiv.zoo.train import TrainConfig, encode
 
     train, _ = zoo_tasks()
     t0 = time.perf_counter()
     model, tok = load_model("smollm2-135m", device="cpu", dtype="float32")
     load_s = time.perf_counter() - t0
-    seqs, option_ids = encode(tok, train, 96)
-    targets = [option_ids[int(y)] for y in train.labels]
-    cfg = TrainConfig(batch_size=8, lr=5e-5)
-    rows = []
-    for top in (None, 4):
-        n = freeze_below(model, top)
-        wall, cpu = _time_steps(model, seqs, targets, tok.pad_token_id or 0, cfg, 0, steps)
-        rows.append({"train_top": top, "trainable_params": n, "load_s": load_s,
-                     "s_per_step_wall": wall, "s_per_step_cpu": cpu, "batch_size": 8,
-                     "max_len": 96})
-        print(f"smollm2 top={top}: {cpu:.2f} s/step CPU ({wall:.2f} wall)", flush=True)
-    return rows
+    seqs, option_ids = encode(tok, train, max_len)
+    seqs = seqs[:n_prompts]
+    targets = [option_ids[int(y)] for y in train.labels[:n_prompts]]
+    cfg = TrainConfig(steps=max(steps, 2), batch_size=batch_size, lr=1e-4, warmup=1)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
+    n = freeze_below(model, train_top)
+    start = len(model.base_model.layers) - train_top
+    wall_full, cpu_full = _time_steps(model, seqs, targets, pad, cfg, 0, steps)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0, c0 = time.perf_counter(), time.process_time()
+        states = PrefixCache(tmp).load_or_build(model, seqs, start, pad, progress=False,
+                                                log=lambda m: None)
+        cache_wall, cache_cpu = time.perf_counter() - t0, time.process_time() - c0
+    wall_c, cpu_c = _time_steps(model, states, targets, pad, cfg, 0, steps,
+                                forward=top_forward(start))
+    doc = {"model": "smollm2-135m", "train_top": train_top, "trainable_params": n,
+           "batch_size": batch_size, "max_len": max_len, "steps_timed": steps,
+           "n_prompts": n_prompts, "load_s": load_s,
+           "uncached_s_per_step_cpu": cpu_full, "uncached_s_per_step_wall": wall_full,
+           "cached_s_per_step_cpu": cpu_c, "cached_s_per_step_wall": wall_c,
+           "cache_cpu_s_per_prompt": cache_cpu / n_prompts,
+           "cache_wall_s_per_prompt": cache_wall / n_prompts,
+           "speedup_per_step_cpu": cpu_full / cpu_c,
+           "load_average": list(os.getloadavg())}
+    print(f"smollm2 top-{train_top}: {cpu_full:.2f} s/step CPU uncached, {cpu_c:.2f} cached "
+          f"({cpu_full / cpu_c:.1f}x); cache {cache_cpu / n_prompts:.3f} CPU s/prompt",
+          flush=True)
+    return doc
 
 
 def main(argv=None) -> int:
@@ -115,12 +139,20 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=20, help="timed steps per architecture")
     ap.add_argument("--root", type=Path, default=ROOT / "runs" / "zoo")
     ap.add_argument("--finetune", action="store_true", help="also time SmolLM2 steps")
-    ap.add_argument("--finetune-steps", type=int, default=2)
+    ap.add_argument("--finetune-only", action="store_true",
+                    help="time only the SmolLM2 steps; merge into the existing --out")
+    ap.add_argument("--finetune-steps", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "zoo.json")
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
+    if args.finetune_only:
+        doc = json.loads(args.out.read_text()) if args.out.is_file() else {}
+        doc["finetune"] = bench_finetune(args.finetune_steps)
+        args.out.write_text(json.dumps(doc, indent=1))
+        print(f"wrote {args.out} (finetune only)")
+        return 0
     doc = {"machine": {"python": platform.python_version(), "torch": torch.__version__,
                        "cpus": os.cpu_count(), "load_average": list(os.getloadavg())}}
     doc.update(bench_zoo(args.steps))

@@ -46,7 +46,8 @@ def test_finetune_top_block_only(small_task, tmp_path):
     rec = finetune(base, train, tmp_path / "ft", cfg, train_top=1, max_len=48,
                    heldout_task=held, progress=False, log=lines.append)
     assert "resuming at step 25/60" in lines[-1]
-    assert rec["finished"] and rec["n_members"] == 5
+    assert rec["finished"] and rec["n_members"] == 5 and rec["prefix_cache"]
+    assert (tmp_path / "ft" / "prefix_cache" / "cache.json").is_file()
     # from a random base with a frozen tied head only the top block learns: a clear drop
     assert np.mean(rec["losses"][-10:]) < np.mean(rec["losses"][:10]) - 0.1
     a, b = load_file(base / "model.safetensors"), load_file(tmp_path / "ft/model/model.safetensors")

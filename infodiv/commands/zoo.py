@@ -72,6 +72,9 @@ def _configure_finetune(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+    p.add_argument("--no-prefix-cache", action="store_true",
+                   help="with --train-top: run the frozen bottom blocks at every step instead "
+                        "of caching their output once (same gradients, ~3x slower per step)")
     p.add_argument("--quiet", action="store_true")
 
 
@@ -134,7 +137,7 @@ def _finetune(args) -> int:
     rec = finetune(args.model, train, run_dir, cfg, train_top=args.train_top,
                    max_len=args.max_len, seed=args.seed, heldout_task=held,
                    progress=not args.quiet, device=args.device,
-                   log=lambda m: print(m, flush=True))
+                   cache_prefix=not args.no_prefix_cache, log=lambda m: print(m, flush=True))
     acc = rec.get("heldout", {}).get("accuracy")
     print(f"{run_dir}: {rec['step']}/{cfg.steps} steps, {rec['s_per_step']:.2f} s/step"
           + ("" if acc is None else f", held-out accuracy {acc:.4f}"), flush=True)

