@@ -43,6 +43,8 @@ METHODS = {
                  uses_k=True, uses_rng=True),
     "chain": _Spec("estimators.chain", options={"preprocess": None},
                    backend_options=("preprocess",), uses_k=True, uses_rng=True),
+    "lnc": _Spec("estimators.lnc", options={"preprocess": None, "alpha": None},
+                 backend_options=("preprocess", "alpha"), uses_k=True, uses_rng=True),
     "gaussian": _Spec("estimators.gaussian", options={"bias_correction": True},
                       backend_options=("bias_correction",), uses_rng=True),
     "copula": _Spec("estimators.gaussian", transform=copula.transform,

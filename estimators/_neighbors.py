@@ -31,8 +31,8 @@ from tqdm.auto import tqdm
 
 from . import _sorted_counts
 
-__all__ = ["TREE_MAX_DIMS", "CHUNK_BYTES", "kth_neighbor_distance", "count_within",
-           "neighbor_counts"]
+__all__ = ["TREE_MAX_DIMS", "CHUNK_BYTES", "kth_neighbor_distance", "nearest_indices",
+           "count_within", "neighbor_counts"]
 
 #: joint dimensionality up to which kd-trees are used (brute force above it)
 TREE_MAX_DIMS = 10
@@ -68,6 +68,35 @@ def kth_neighbor_distance(points: np.ndarray, k: int) -> np.ndarray:
         dist, _ = cKDTree(points).query(points, k=[k + 1], p=np.inf, workers=-1)
         return dist[:, 0]  # the k+1-th smallest distance counting the point itself (0)
     return neighbor_counts([points], [], k)[0]
+
+
+def nearest_indices(points: np.ndarray, k: int) -> np.ndarray:
+    """Indices ``(n, k)`` of the ``k`` nearest *other* points of each point (max-norm), nearest
+    first; the neighbourhoods of the joint search (same metric as :func:`kth_neighbor_distance`).
+
+    kd-tree up to :data:`TREE_MAX_DIMS` dimensions, chunked brute force (``cdist`` + partial
+    sort) above it. A point is never its own neighbour, also when another point coincides
+    with it.
+    """
+    n, d = points.shape
+    if d <= TREE_MAX_DIMS:
+        _, idx = cKDTree(points).query(points, k=k + 1, p=np.inf, workers=-1)
+        own = idx == np.arange(n)[:, None]
+        own[~own.any(axis=1), -1] = True  # a coincident point came first: drop the farthest
+        return idx[~own].reshape(n, k)
+    out = np.empty((n, k), dtype=np.int64)
+    rows = max(1, CHUNK_BYTES // (8 * n))
+
+    def work(span):
+        r0, r1 = span
+        dist = cdist(points[r0:r1], points, "chebyshev")
+        dist[np.arange(r1 - r0), np.arange(r0, r1)] = np.inf
+        part = np.argpartition(dist, k - 1, axis=1)[:, :k]
+        order = np.argsort(np.take_along_axis(dist, part, axis=1), axis=1, kind="stable")
+        out[r0:r1] = np.take_along_axis(part, order, axis=1)
+
+    _run_chunks(work, _row_chunks(0, n, rows), float(n) * n * d, "kNN neighbours")
+    return out
 
 
 def count_within(points: np.ndarray, radii: np.ndarray, *, strict: bool = True) -> np.ndarray:

@@ -1,14 +1,20 @@
 """Public estimators: entropy, mutual information, conditional MI and total correlation.
 
-All functions share the keywords ``method`` (``"knn"``, ``"binned"``, ``"gaussian"``,
-``"copula"``), ``k`` (kNN neighbours), ``base`` (2 = bits, the default; ``"e"`` = nats) and
-``random_state`` (seeds every random choice: tie-breaking jitter, copula tie order; default 0,
-see :mod:`estimators.validation`), plus method options passed as keywords:
+All functions share the keywords ``method`` (``"knn"``, ``"chain"``, ``"lnc"``, ``"binned"``,
+``"gaussian"``, ``"copula"``), ``k`` (kNN neighbours), ``base`` (2 = bits, the default;
+``"e"`` = nats) and ``random_state`` (seeds every random choice: tie-breaking jitter, copula
+tie order; default 0, see :mod:`estimators.validation`), plus method options passed as
+keywords:
 
 ``method="knn"``: ``preprocess=None | "standardize" | "rank" | "none"`` (see
 :func:`estimators.knn.prepare`; ``None`` is the measured default, docs/estimators.md).
 ``method="chain"``: kNN over scalar pieces through the chain rule (:mod:`estimators.chain`), on
 normal scores; ``preprocess`` as for knn.
+``method="lnc"``: KSG with the local non-uniformity correction of Gao, Ver Steeg & Galstyan
+(2015) for MI and TC of continuous variables (:mod:`estimators.lnc`; needs ``k >=`` the joint
+dimension); ``alpha=None`` (the threshold calibrated per ``k`` and dimension) or a number in
+(0, 1); ``preprocess`` as for knn but ``None`` means ``"standardize"``. Opt-in: measured
+in docs/estimators.md.
 
 ``method="binned"``: ``bins=8``, ``binning="uniform" | "quantile"``,
 ``estimator="plugin" | "miller_madow" | "james_stein"`` (see :mod:`estimators.discrete`).
