@@ -5,6 +5,9 @@ method: truth, mean estimate, RMSE over seeds (nats) and mean seconds per estima
 
 * infodiv ``knn`` with ``preprocess="standardize"`` and ``"rank"`` (KSG on marginal normal
   scores), ``chain`` (scalar chain rule on normal scores) and ``copula``;
+* infodiv ``lnc`` (KSG with the local non-uniformity correction of Gao, Ver Steeg & Galstyan
+  2015; needs ``k >= d = d_x + d_y``) at ``k = max(5, d)`` and ``k = 2d``, standardised (its
+  default) and on normal scores, beside KSG at ``k = 2d``;
 * NPEET ``mi`` (through npeet-plus): KSG on the raw data;
 * ennemi: its KSG/Frenzel–Pompe over scalar pieces, ``sum_ij I(X_i; Y_j | X_<i, Y_<j)``
   (``estimate_mi`` with ``cond=``, ennemi's default unit-variance preprocessing), the scalar
@@ -16,7 +19,8 @@ The chains cost ``d_x d_y`` conditional estimates; they are skipped (and say so)
 (tests/ennemi_cases.py) for each ``preprocess``. frites needs mne, so it lives in a benchmark
 environment: ``python -m venv --system-site-packages V && V/bin/pip install frites``, then
 ``V/bin/python benchmarks/bench_bmi.py``; missing peers are skipped and named in the output.
-``--lnc-only`` measures NPEET's LNC correction (``alpha``) on three tasks (bmi_lnc.json).
+``--lnc-only`` measures NPEET's LNC correction (``alpha``) on three tasks (also part of
+bench_lnc.py's bmi_lnc.json).
 
 Writes benchmarks/results/bmi.json.
 """
@@ -69,6 +73,10 @@ def ennemi_chain(en, x, y, k=3):
     return total
 
 
+def _dim(x, y) -> int:
+    return x.shape[1] + y.shape[1]
+
+
 def methods(max_chain_terms: int):
     ee, which = load_npeet()
     en, fr = _ennemi(), _frites()
@@ -82,6 +90,19 @@ def methods(max_chain_terms: int):
             if x.shape[1] * y.shape[1] <= max_chain_terms else None),
         "infodiv copula": lambda x, y, s: mutual_information(
             x, y, method="copula", base="e", random_state=s),
+        # LNC needs k >= d = d_x + d_y; KSG at the same k separates the effect of k
+        "infodiv knn standardize k=2d": lambda x, y, s: mutual_information(
+            x, y, k=2 * _dim(x, y), base="e", preprocess="standardize", random_state=s),
+        "infodiv lnc k=max(5,d)": lambda x, y, s: mutual_information(
+            x, y, method="lnc", k=max(5, _dim(x, y)), base="e", random_state=s),
+        "infodiv lnc k=2d": lambda x, y, s: mutual_information(
+            x, y, method="lnc", k=2 * _dim(x, y), base="e", random_state=s),
+        "infodiv lnc rank k=max(5,d)": lambda x, y, s: mutual_information(
+            x, y, method="lnc", k=max(5, _dim(x, y)), base="e", preprocess="rank",
+            random_state=s),
+        "infodiv lnc rank k=2d": lambda x, y, s: mutual_information(
+            x, y, method="lnc", k=2 * _dim(x, y), base="e", preprocess="rank",
+            random_state=s),
     }
     skipped = {}
     if ee is not None:

@@ -78,3 +78,19 @@ def test_validate_bmi_suite_prints_truth_estimate_error(tmp_path, capsys):
 def test_validate_bmi_list(capsys):
     assert main(["validate", "--suite", "bmi", "--list"]) == 0
     assert "spiral-multinormal-sparse-5-5" in capsys.readouterr().out
+
+
+def test_validate_bmi_runs_lnc_at_twice_the_dimension_and_refuses_it_elsewhere(tmp_path, capsys):
+    out = tmp_path / "bmi.json"
+    rc = main(["validate", "--suite", "bmi", "--n", "300", "--seeds", "2", "--cases",
+               "student-identity-2-2-1", "--methods", "knn,lnc", "--out", str(out)])
+    assert rc == 0 and "lnc k=8" in capsys.readouterr().out
+    rows = {r["method"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["lnc"]["k"] == 8 and len(rows["lnc"]["estimates"]) == 2
+    assert rows["lnc"]["mean_nats"] != rows["knn"]["mean_nats"]
+    assert main(["validate", "--methods", "lnc"]) == 2
+    assert "--suite bmi" in capsys.readouterr().err
+    assert main(["validate", "--suite", "bmi", "--n", "300", "--seeds", "1", "--cases",
+                 "student-identity-2-2-1", "--methods", "lnc", "--lnc-k", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "k=3" in err and "d=4" in err

@@ -10,7 +10,9 @@ Methods not expected to be accurate on a case are marked with ``*`` in the ``ok`
 ``--suite bmi`` runs the benchmark tasks of Czyż et al. (2023) instead (:mod:`estimators.bmi`:
 heavy-tailed Student-t, asinh and spiral transforms, sparse Gaussians in 5 and 25 dimensions)
 and prints, in nats as in that paper, truth, mean estimate, RMSE and error per method; the
-scalar chain (``chain``) is skipped above ``--max-chain-terms`` terms (``d_x d_y``).
+scalar chain (``chain``) is skipped above ``--max-chain-terms`` terms (``d_x d_y``); ``lnc``
+(KSG with the local non-uniformity correction) runs at ``--lnc-k`` neighbours (default
+``2 (d_x + d_y)``; it needs at least ``d_x + d_y``) and is offered for this suite only.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ import time
 import zlib
 from pathlib import Path
 
-ALL_METHODS = ("knn", "chain", "gaussian", "copula", "binned")
+ALL_METHODS = ("knn", "chain", "lnc", "gaussian", "copula", "binned")
 SUITE_METHODS = {"groundtruth": ("knn", "gaussian", "copula", "binned"),
-                 "bmi": ("knn", "chain", "gaussian", "copula")}
+                 "bmi": ("knn", "chain", "lnc", "gaussian", "copula")}
 
 
 def _csv_list(text: str) -> list[str]:
@@ -40,14 +42,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=5,
                         help="independent draws per case (default 5)")
     parser.add_argument("--methods", type=_csv_list, default=None,
-                        help="comma-separated subset of knn,chain,gaussian,copula,binned "
-                             "(default: knn,gaussian,copula,binned; bmi: knn,chain,gaussian,"
-                             "copula)")
+                        help="comma-separated subset of knn,chain,lnc,gaussian,copula,binned "
+                             "(default: knn,gaussian,copula,binned; bmi: knn,chain,lnc,"
+                             "gaussian,copula; lnc only with --suite bmi)")
     parser.add_argument("--max-chain-terms", type=int, default=25,
                         help="bmi: skip method chain above this many d_x*d_y terms")
     parser.add_argument("--cases", type=_csv_list, default=None,
                         help="comma-separated case names (default: all; see --list)")
     parser.add_argument("--k", type=int, default=3, help="kNN neighbours (default 3)")
+    parser.add_argument("--lnc-k", type=int, default=None,
+                        help="bmi: neighbours for method lnc, which needs k >= d_x + d_y "
+                             "(default: 2 (d_x + d_y), the measured choice of "
+                             "docs/estimators.md)")
     parser.add_argument("--bins", type=int, default=8, help="bins per dimension for binned")
     parser.add_argument("--binning", choices=("uniform", "quantile"), default="uniform",
                         help="bin edges of the binned estimator")
@@ -117,6 +123,10 @@ def _run_bmi(args, tasks, methods) -> list[dict]:
             for m in methods:
                 row = {"task": name, "method": m, "n": args.n, "seeds": args.seeds,
                        "true_nats": task.true_nats}
+                kwargs = _method_kwargs(m, args)
+                if m == "lnc":
+                    kwargs["k"] = args.lnc_k or 2 * (task.dim_x + task.dim_y)
+                    row["k"] = kwargs["k"]
                 if m == "chain" and task.dim_x * task.dim_y > args.max_chain_terms:
                     row["skipped"] = (f"{task.dim_x * task.dim_y} chain terms > "
                                       f"--max-chain-terms {args.max_chain_terms}")
@@ -125,8 +135,7 @@ def _run_bmi(args, tasks, methods) -> list[dict]:
                     for seed, (x, y) in enumerate(samples):
                         t0 = time.perf_counter()
                         values.append(mutual_information(x, y, method=m, base="e",
-                                                         random_state=seed,
-                                                         **_method_kwargs(m, args)))
+                                                         random_state=seed, **kwargs))
                         times.append(time.perf_counter() - t0)
                     v = np.asarray(values)
                     row.update(mean_nats=float(v.mean()), error_nats=float(v.mean()
@@ -148,7 +157,8 @@ def format_bmi_table(rows: list[dict]) -> str:
             lines.append(f"{r['task']:<32} {r['method']:<9} {r['true_nats']:7.3f}  skipped: "
                          f"{r['skipped']}")
             continue
-        lines.append(f"{r['task']:<32} {r['method']:<9} {r['true_nats']:7.3f} "
+        method = f"{r['method']} k={r['k']}" if "k" in r else r["method"]
+        lines.append(f"{r['task']:<32} {method:<9} {r['true_nats']:7.3f} "
                      f"{r['mean_nats']:9.3f} {r['error_nats']:+8.3f} {r['rmse_nats']:7.3f} "
                      f"{r['time_s']:8.2f}")
     lines.append("(nats; error = mean - true, rmse over seeds; Czyz et al. 2023 tasks, "
@@ -213,6 +223,10 @@ def run(args) -> int:
     missing = [c for c in selected if c not in cases]
     if missing:
         print(f"infodiv validate: unknown case(s) {missing}; see --list", file=sys.stderr)
+        return 2
+    if "lnc" in methods and args.suite != "bmi":
+        print("infodiv validate: method lnc covers continuous MI/TC only; use it with --suite "
+              "bmi (its ground-truth numbers: benchmarks/bench_lnc.py)", file=sys.stderr)
         return 2
     if args.n < 10 or args.seeds < 1:
         print("infodiv validate: need --n >= 10 and --seeds >= 1", file=sys.stderr)
