@@ -1,0 +1,230 @@
+"""Regenerate docs/results/ with the issue-9 statistics, one resumable part at a time.
+
+Called by ``scripts/regenerate_results.sh`` (which also extracts the runs); usable alone::
+
+    python scripts/regenerate_results.py curves RUN_DIR OUT --objectives accuracy_calibrated \
+        mi_gaussian --power accuracy_calibrated=20 mi_gaussian=20
+    python scripts/regenerate_results.py decompositions RUN_DIR ... --out DIR
+    python scripts/regenerate_results.py readme
+
+``curves`` computes each objective as its own part with the public
+``infodiv.reports.curves.curves_report`` (so that power replicates — 3 surrogate kinds × N, each
+with its own bootstrap — can be spent on the headline objectives only), in
+``runs/.regen/parts/<OUT name>/<objective>/``; a part whose ``report.json`` exists is reused
+(resume). The first objective's part also carries the selection, greedy-stability and layer-graph
+sections. The parts are merged into ``OUT/report.json`` (objectives in the given order) with
+``report.md`` rendered by ``curves_markdown`` from that JSON, the figures copied, and
+``OUT/regeneration.json`` recording each part's settings and CPU seconds.
+
+``decompositions`` writes per-task reports (every variant of Figures 3/5/7, information terms
+under the example bootstrap and the label null) and the cross-task Figure 3: per task
+``junction_correlations`` (every variant, bootstrap with the series recomputed, leave-last-k
+out), across tasks the Fisher-z average with the interval of the replicate-wise averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+PARTS = Path("runs/.regen/parts")
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _load(run_dir):
+    from infodiv.commands.preflight import load_run
+
+    contrib, _, root = load_run(run_dir)
+    return contrib, root
+
+
+def _power_map(items) -> dict:
+    out = {}
+    for item in items or ():
+        name, _, n = item.partition("=")
+        if not n.isdigit():
+            raise SystemExit(f"--power takes OBJECTIVE=N, got {item!r}")
+        out[name] = int(n)
+    return out
+
+
+def curve_parts(args) -> None:
+    from infodiv.reports.curves import CurvesSettings, curves_markdown, curves_report
+    from infodiv.reports.serialize import write_json
+
+    contrib, root = _load(args.run_dir)
+    out = Path(args.out)
+    power = _power_map(args.power)
+    parts_root = PARTS / out.name
+    record = {"commit_at_merge": _commit(), "run_dir": str(args.run_dir), "parts": {}}
+    docs = {}
+    for i, obj in enumerate(args.objectives):
+        part = parts_root / obj
+        first = i == 0
+        settings = CurvesSettings(
+            objectives=(obj,), n_permutations=args.n_permutations, n_triples=args.n_triples,
+            stability=args.stability if first else 0, graph=first and not args.no_graph,
+            info_method=None if args.info_method == "none" else args.info_method,
+            inference=args.resamples != 0, inference_resamples=args.resamples or None,
+            inference_null=args.null or None, power_replicates=power.get(obj, 0))
+        meta = part / "part.json"
+        if (part / "report.json").exists() and meta.exists():
+            print(f"[curves] {out.name}/{obj}: reused (resume)", flush=True)
+        else:
+            print(f"[curves] {out.name}/{obj}: computing (power {power.get(obj, 0)})", flush=True)
+            t0, w0 = time.process_time(), time.perf_counter()
+            curves_report(contrib, part, settings, run_dir=root)
+            meta.write_text(json.dumps({
+                "objective": obj, "power_replicates": power.get(obj, 0),
+                "inference_resamples": args.resamples, "inference_null": args.null or None,
+                "stability": settings.stability, "graph": settings.graph,
+                "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
+                "commit": _commit()}, indent=1))
+        docs[obj] = json.loads((part / "report.json").read_text())
+        record["parts"][obj] = json.loads(meta.read_text())
+    merged = dict(docs[args.objectives[0]])
+    merged["objectives"] = {o: d["objectives"][o] for o, d in docs.items()}
+    merged["timings_s"] = {o: d["timings_s"].get(o) for o, d in docs.items()}
+    merged["settings"] = {**merged["settings"], "objective": list(args.objectives),
+                          "power_replicates": {o: power.get(o, 0) for o in args.objectives}}
+    # the report folder moves from the part to OUT: the run folder relative to OUT
+    merged["run"]["dir"] = os.path.relpath(Path(root).resolve(), out.resolve())
+    out.mkdir(parents=True, exist_ok=True)
+    for d in (parts_root / o for o in args.objectives):
+        for f in d.iterdir():
+            if f.suffix in (".png", ".graphml") and not (f.suffix == ".graphml"
+                                                           and f.stat().st_size > 5e6):
+                shutil.copy2(f, out / f.name)
+    write_json(out / "report.json", merged)
+    (out / "report.md").write_text(curves_markdown(merged))
+    record["cpu_s_total"] = sum(p["cpu_s"] for p in record["parts"].values())
+    write_json(out / "regeneration.json", record)
+    print(f"[curves] wrote {out} ({record['cpu_s_total']:.0f} CPU s in parts)", flush=True)
+
+
+def decompositions(args) -> None:
+    from infodiv.inference.correlations import VARIANTS, fisher_z_average, junction_correlations
+    from infodiv.reports.decomposition import decomposition_report
+    from infodiv.reports.serialize import write_json
+
+    out = Path(args.out)
+    results, record = {}, {"commit_at_merge": _commit(), "tasks": {}}
+    for run_dir in args.run_dirs:
+        contrib, _ = _load(run_dir)
+        task = contrib.meta.get("task") or Path(run_dir).name
+        contrib.meta["model"] = args.model  # as scripts/paper_figures.py labels it
+        part = PARTS / "decompositions" / task
+        part.mkdir(parents=True, exist_ok=True)
+        done = part / "part.json"
+        if not done.exists():
+            print(f"[decompositions] {task}: computing", flush=True)
+            t0 = time.process_time()
+            decomposition_report(contrib, out / task, info_methods=("gaussian",),
+                                 inference=args.resamples, every_variant=True)
+            t1 = time.process_time()
+            corr = junction_correlations(contrib, variants=tuple(VARIANTS),
+                                         leave_last=tuple(args.leave_last),
+                                         n_bootstrap=args.resamples)
+            write_json(part / "correlations.json", corr)
+            done.write_text(json.dumps({"task": task, "run_dir": str(run_dir),
+                                        "report_cpu_s": t1 - t0,
+                                        "correlations_cpu_s": time.process_time() - t1,
+                                        "commit": _commit()}, indent=1))
+        else:
+            print(f"[decompositions] {task}: reused (resume)", flush=True)
+        corr = json.loads((part / "correlations.json").read_text())
+        results[task] = corr
+        record["tasks"][task] = json.loads(done.read_text())
+    rows = []
+    first = next(iter(results.values()))
+    keys = {(r["variant"], r["measure"], r["method"], r["left_out"]) for r in first["rows"]}
+    for key in sorted(keys):
+        avg = fisher_z_average(results, *key)
+        rows.append(avg)
+    doc = {"tasks": {t: {"rows": r["rows"], "n_points": r["n_points"],
+                         "n_bootstrap": r["n_bootstrap"], "leave_last": r["leave_last"]}
+                     for t, r in results.items()},
+           "fisher_z_average": rows,
+           "p_value": "per task: example bootstrap with the junction series recomputed, "
+                      "min(1, 2 min(#{r_b <= 0} + 1, #{r_b >= 0} + 1) / (B + 1)); across "
+                      "tasks: Fisher-z average (weights K - 3) of r, interval = percentile "
+                      "interval of the replicate-wise averages (tasks independent)"}
+    write_json(out / "figure3_inference.json", doc)
+    _plot_figure3(doc, out / "figure3_variants.png")
+    record["cpu_s_total"] = sum(t["report_cpu_s"] + t["correlations_cpu_s"]
+                                for t in record["tasks"].values())
+    write_json(out / "regeneration.json", record)
+    print(f"[decompositions] wrote {out}", flush=True)
+
+
+def _plot_figure3(doc, path, left_out: int = 0) -> None:
+    """Figure 3 in every variant across tasks: one panel per variant (``plot_correlations``),
+    a star where the bootstrap p < 0.05, the Fisher-z average as the last column."""
+    from infodiv.reports.figures import plot_correlations
+    from infodiv.tables import Table
+
+    rows = [(r["variant"], task, r["measure"], r["method"], r["r"], r["p_bootstrap"],
+             r["n_points"]) for task, t in doc["tasks"].items() for r in t["rows"]
+            if r["left_out"] == left_out]
+    rows += [(a["variant"], "Fisher-z avg.", a["measure"], a["method"], a["r"],
+              float("nan"), a["n_tasks"]) for a in doc["fisher_z_average"]
+             if a["left_out"] == left_out]
+    plot_correlations(Table(("model", "task", "measure", "method", "r", "p", "n"),
+                            tuple(rows), "Figure 3 in every variant"), path)
+
+
+def readme(args) -> None:
+    """Fill every ``README.template.md`` under docs/results (zoo excluded) from the JSON."""
+    from infodiv.reports.markdown import fill_numbers
+
+    root = Path(args.root)
+    for template in sorted(root.glob("**/README.template.md")):
+        if "zoo" in template.relative_to(root).parts:
+            continue
+        target = template.with_name("README.md")
+        target.write_text(fill_numbers(template.read_text(), template.parent))
+        print(f"[readme] wrote {target}", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    c = sub.add_parser("curves", help="curves report per objective, merged")
+    c.add_argument("run_dir")
+    c.add_argument("out")
+    c.add_argument("--objectives", nargs="+", required=True)
+    c.add_argument("--power", nargs="*", default=[], help="OBJECTIVE=N surrogates per kind")
+    c.add_argument("--resamples", type=int, default=200, help="example resamples B (0: none)")
+    c.add_argument("--null", type=int, default=0, help="label permutations K (0: = B)")
+    c.add_argument("--n-permutations", type=int, default=200)
+    c.add_argument("--n-triples", type=int, default=200)
+    c.add_argument("--stability", type=int, default=10)
+    c.add_argument("--info-method", default="gaussian")
+    c.add_argument("--no-graph", action="store_true")
+    d = sub.add_parser("decompositions", help="per-task reports and the cross-task Figure 3")
+    d.add_argument("run_dirs", nargs="+")
+    d.add_argument("--out", default="docs/results/decompositions")
+    d.add_argument("--model", default="smollm2-135m")
+    d.add_argument("--resamples", type=int, default=200)
+    d.add_argument("--leave-last", type=int, nargs="+", default=[1, 5])
+    r = sub.add_parser("readme", help="fill README.template.md files from the JSON")
+    r.add_argument("--root", default="docs/results")
+    args = ap.parse_args(argv)
+    {"curves": curve_parts, "decompositions": decompositions, "readme": readme}[args.what](args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

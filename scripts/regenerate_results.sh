@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Regenerate everything under docs/results/ (except docs/results/zoo/) with the issue-9 statistics.
+#
+#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves decompositions readme
+#
+# Resumable: every step writes runs/.regen/<step>.done when it finishes and is skipped when that
+# marker exists (delete the marker, or the whole runs/.regen/, to redo a step); extractions resume
+# by themselves. Long steps run niced, one thread, logging to runs/.regen/<step>.log.
+# Needs ../shared/data and ../shared/models (the layout of /work/shared).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SHARED=${SHARED:-../shared}
+DATA=$SHARED/data
+RES=docs/results
+MARK=runs/.regen
+mkdir -p "$MARK"
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+NICE="nice -n 19"
+
+step() {  # step NAME COMMAND...: run once, log, mark done
+  local name=$1; shift
+  if [[ -e $MARK/$name.done ]]; then echo "[regen] $name: done before, skipped"; return 0; fi
+  echo "[regen] $name: $* (log $MARK/$name.log)"
+  local t0=$SECONDS
+  $NICE "$@" >"$MARK/$name.log" 2>&1 || { echo "[regen] $name FAILED, see $MARK/$name.log"; return 1; }
+  echo "$((SECONDS - t0)) s wall" >"$MARK/$name.done"
+  echo "[regen] $name: finished in $((SECONDS - t0)) s"
+}
+
+TASKS=(sst2 rte wic boolq ag_news arc_easy)
+
+stage_extract() {
+  step extract-stories260k-block infodiv extract --model "$SHARED/models/stories260K/hf" --task sst2 \
+    --data-dir "$DATA" --out runs/stories260k-sst2-block --quiet
+  step extract-smollm2-block infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
+    --out runs/smollm2-135m-sst2-block --quiet
+  for t in "${TASKS[@]}"; do
+    step "extract-smollm2-$t-n400" infodiv extract --model smollm2-135m --task "$t" --n 400 \
+      --data-dir "$DATA" --out "runs/smollm2-135m-$t-n400" --quiet
+  done
+  step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
+    --granularity head --out runs/smollm2-135m-sst2-head --quiet
+}
+
+PY="python scripts/regenerate_results.py"
+OBJ4=(accuracy_calibrated cross_entropy_calibrated mi_gaussian accuracy)
+
+stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples
+  # the curves step resumes per objective (runs/.regen/parts/), so it is not marked done
+  $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
+    --power accuracy_calibrated=20 mi_gaussian=20
+  $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20
+}
+
+stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every variant, B = 200
+  step paper-figures python scripts/paper_figures.py --tasks "${TASKS[@]}" --n 400 --data-dir "$DATA" \
+    --inference 0 --out $RES/decompositions
+  local dirs=()
+  for t in "${TASKS[@]}"; do dirs+=("runs/smollm2-135m-$t-n400"); done
+  $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200
+}
+
+stage_readme() { $PY readme; }
+
+stages=("$@")
+[[ ${#stages[@]} -eq 0 ]] && stages=(extract curves decompositions readme)
+for s in "${stages[@]}"; do
+  case $s in
+    extract|curves|decompositions|readme) "stage_$s" ;;
+    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves decompositions readme)" >&2; exit 2 ;;
+  esac
+done
