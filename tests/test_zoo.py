@@ -191,7 +191,8 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     held = subset(zoo_tasks(shared_data_dir)[1], range(400))   # Gaussian terms need n >> dims
     root = next(iter(trained.values()))[2].parents[2]
     recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
-                      n_permutations=19, progress=False, log=lambda m: None)
+                      n_permutations=19, n_resamples=20, probe_null=19, progress=False,
+                      log=lambda m: None)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
     for r in doc:
@@ -227,3 +228,21 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     by = {(r["shared"], r["depth"]): r for r in doc}
     assert t1[1]["accuracy"]["mean"] == pytest.approx(
         by[True, 1]["accuracy"] - by[False, 1]["accuracy"])
+    # seed-and-example intervals (infodiv.zoo.across) on resamples shared by every model
+    across = json.loads((tmp_path / "across.json").read_text())
+    assert across["n_resamples"] == 20 and len(across["by_depth"]) == 3
+    for row in across["by_depth"]:
+        lo, hi = row["accuracy"]["ci95"]
+        assert lo <= row["accuracy"]["mean"] <= hi and hi - lo > 0
+        assert 0 < row["probe_bound"]["mean"] <= 2.0       # H(Y) = 2 bits, a lower bound
+    pairs = {(t["compare"], t["unshared_depth"]): t for t in across["table1"]}
+    d = pairs["equal parameters", 1]["sq_diversity"]
+    assert d["mean"] == pytest.approx(by[True, 1]["squared_logit_mean"]["diversity"]
+                                      - by[False, 1]["squared_logit_mean"]["diversity"])
+    tv = {t["after_block"]: t for t in across["truncated_vs_depth"]}
+    assert set(tv) == {1, 2}       # the truncated L2 after 2 blocks IS the L2 model: exact 0
+    assert tv[2]["difference"] == 0 and tv[2]["difference_ci95"] == [0, 0]
+    assert tv[1]["truncated_accuracy"] == pytest.approx(deep["accuracy"][2])
+    assert by_name["llama-d32-L2-s0"]["probe_null"]["n_permutations"] == 19
+    assert (tmp_path / "depth_params.png").is_file() and "Table 1 form" in (
+        tmp_path / "summary.md").read_text()

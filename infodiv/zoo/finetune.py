@@ -21,7 +21,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["finetune", "finetune_name", "freeze_below"]
+__all__ = ["finetune", "finetune_name", "freeze_below", "visited_examples"]
+
+
+def visited_examples(n: int, cfg, seed: int) -> list[int]:
+    """Sorted indices of the examples that ``cfg.steps`` steps of the seeded schedule visit
+    (:func:`infodiv.zoo.train.batch_order`): all of them from one epoch on."""
+    from .train import batch_order
+
+    seen = set()
+    for step in range(cfg.steps):
+        seen.update(batch_order(n, step, cfg.batch_size, seed).tolist())
+        if len(seen) == n:
+            break
+    return sorted(seen)
 
 
 def freeze_below(model, train_top: int | None) -> int:
@@ -124,11 +137,16 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         name = finetune_name(model_name, train_top, seed)
         items, forward, t_cache = seqs, None, 0.0
         if cached:
+            # only the prompts the seeded schedule visits are ever needed
+            needed = visited_examples(len(seqs), cfg, seed)
             start = len(model.base_model.layers) - int(train_top)
             t0 = time.perf_counter()
-            items = PrefixCache(run_dir / "prefix_cache").load_or_build(
-                model, seqs, start, pad_id, progress=progress, log=log)
+            states = PrefixCache(run_dir / "prefix_cache").load_or_build(
+                model, [seqs[i] for i in needed], start, pad_id, progress=progress, log=log)
             t_cache = time.perf_counter() - t0
+            items = [None] * len(seqs)
+            for i, st in zip(needed, states):
+                items[i] = st
             forward = top_forward(start)
         step, losses, elapsed = fit(model, items, targets, run_dir, cfg, seed=seed,
                                     fingerprint=fingerprint, pad_id=pad_id, desc=name,

@@ -140,22 +140,53 @@ def information_inference(contrib, *, n_bootstrap: int = 200, n_permutations: in
     return {name: _plain(res.summary(name)) for name in pipes.INFORMATION_STATISTICS}
 
 
+def _cached_json(path: Path, key: dict, compute):
+    """``compute()`` reused from ``path`` when it was written with the same ``key``."""
+    if path.is_file():
+        cached = json.loads(path.read_text())
+        if cached.get("key") == key:
+            return cached["value"] if "value" in cached else cached["figures"]
+    value = _plain(compute())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"key": key, "value": value}, indent=1))
+    return value
+
+
 def _cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutations) -> dict:
     """:func:`headline` (+ :func:`information_inference`) of a run, reused from ``path`` when
     it was computed from the same run (fingerprint) with the same settings."""
     key = {"fingerprint": contrib.meta.get("fingerprint"), "info_method": info_method,
            "n_bootstrap": int(n_bootstrap), "n_permutations": int(n_permutations)}
-    if path.is_file():
-        cached = json.loads(path.read_text())
-        if cached.get("key") == key:
-            return cached["figures"]
-    figures = headline(contrib, info_method=info_method)
-    if n_bootstrap or n_permutations:
-        figures["information_inference"] = information_inference(
-            contrib, n_bootstrap=n_bootstrap, n_permutations=n_permutations)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"key": key, "figures": figures}, indent=1))
-    return figures
+
+    def compute():
+        figures = headline(contrib, info_method=info_method)
+        if n_bootstrap or n_permutations:
+            figures["information_inference"] = information_inference(
+                contrib, n_bootstrap=n_bootstrap, n_permutations=n_permutations)
+        return figures
+
+    return _cached_json(path, key, compute)
+
+
+def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50):
+    """Point figures of :func:`infodiv.zoo.intervals.model_figures`, the probe bound's
+    label-permutation null (``probe_null`` permutations, 0 skips) and the replicates on the
+    shared resamples ``indices`` (None skips), each cached under ``path``."""
+    from .intervals import cached_replicates, model_figures
+    from .intervals import probe_null as null_of_probe
+
+    key = {"fingerprint": contrib.meta.get("fingerprint"), "probe_null": int(probe_null)}
+
+    def compute():
+        pts = model_figures(contrib)
+        if probe_null:
+            pts["probe_null"] = null_of_probe(contrib, n_permutations=probe_null)
+        return pts
+
+    points = _cached_json(path / "zoo_figures.json", key, compute)
+    reps = None if indices is None else cached_replicates(contrib, path / "replicates.npz",
+                                                          indices)
+    return points, reps
 
 
 def _run_command(module: str, argv: list[str]) -> int:
@@ -168,23 +199,51 @@ def _run_command(module: str, argv: list[str]) -> int:
 _DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
 
 
-def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves_args=(),
+def curves_settings(inference: int = 50, power: int = 0) -> dict:
+    """The zoo's ``infodiv.reports.curves.CurvesSettings`` fields: 100 orders and triples,
+    no stability bootstrap or graph, the curve inference with ``inference`` example resamples
+    and as many label permutations (0: no inference), ``power`` surrogates per kind."""
+    return {"objectives": ["accuracy", "mi_gaussian"], "n_permutations": 100,
+            "n_triples": 100, "n_bootstrap": 200, "stability": 0, "graph": False,
+            "inference": bool(inference), "inference_resamples": int(inference) or None,
+            "inference_null": int(inference) or None, "power_replicates": int(power)}
+
+
+def _curves(run_dir, dest: Path, settings: dict) -> None:
+    from extraction import Contributions
+    from infodiv.reports.curves import CurvesSettings, curves_report
+
+    kw = dict(settings, objectives=tuple(settings["objectives"]))
+    curves_report(Contributions.load(run_dir), dest, CurvesSettings(**kw), run_dir=run_dir)
+
+
+def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
                  log=print) -> dict:
     """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
-    already finished: their JSON exists). Returns ``{analysis: "done" | "exists" |
-    "failed: ..."}``: an analysis that is not available in this build is recorded, not
-    hidden."""
+    already finished with the same settings: their JSON exists). ``curves``: the
+    :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" | "failed: ..."}``:
+    a failed analysis is recorded, not hidden."""
+    curves = curves_settings() if curves is None else curves
     status = {}
     for name in analyses:
         dest = Path(out) / name
-        if (dest / _DONE[name]).is_file():
+        key = {"decompose": {"info_method": "gaussian"}, "curves": curves}[name]
+        marker = dest / "zoo_settings.json"
+        done = (dest / _DONE[name]).is_file()
+        if done and (name == "decompose" or (marker.is_file()
+                                             and json.loads(marker.read_text()) == key)):
             status[name] = "exists"
             continue
-        argv = {"decompose": [str(run_dir), "--out", str(dest), "--info-method", "gaussian"],
-                "curves": [str(run_dir), "--out", str(dest), *curves_args]}[name]
         try:
-            rc = _run_command(f"infodiv.commands.{name}", argv)
-            status[name] = "done" if rc == 0 else f"failed: exit {rc}"
+            if name == "curves":
+                _curves(run_dir, dest, curves)
+            else:
+                rc = _run_command("infodiv.commands.decompose", [
+                    str(run_dir), "--out", str(dest), "--info-method", "gaussian"])
+                if rc != 0:
+                    raise RuntimeError(f"exit {rc}")
+            marker.write_text(json.dumps(key))
+            status[name] = "done"
         except Exception as exc:  # a toolkit analysis broken mid-refactor must not stop the zoo
             status[name] = f"failed: {type(exc).__name__}: {exc}"
         log(f"  {name}: {status[name]}")
@@ -192,17 +251,32 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves_args=
 
 
 def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
-               curves_args=(), info_method: str = "gaussian", n_bootstrap: int = 200,
-               n_permutations: int = 200, progress: bool = True, log=print) -> list[dict]:
+               curves=None, info_method: str = "gaussian", n_bootstrap: int = 200,
+               n_permutations: int = 200, n_resamples: int = 100, probe_null: int = 50,
+               only=None, progress: bool = True, log=print) -> list[dict]:
     """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
 
     Writes ``out/summary.json`` (one record per model: model, depth, shared, seed, params,
-    n_members, accuracy, cross_entropy and the headline figures of :func:`headline`) and the
-    cross-depth tables and figures of :func:`infodiv.zoo.summary.write_summary`. ``heldout``
-    replaces the 2000 held-out rows (tests); ``n_bootstrap`` / ``n_permutations`` size
-    :func:`information_inference` (both 0: skipped).
+    n_members, accuracy, cross_entropy and the headline figures of :func:`headline`, plus the
+    probe bound and its null) and the cross-depth tables and figures of
+    :func:`infodiv.zoo.summary.write_summary` with the seed-and-example intervals of
+    :mod:`infodiv.zoo.across`. ``heldout`` replaces the 2000 held-out rows (tests);
+    ``n_bootstrap`` / ``n_permutations`` size :func:`information_inference` (both 0:
+    skipped); ``n_resamples`` shared example resamples for every model (0 skips the
+    intervals over examples); ``probe_null`` label permutations of the probe bound;
+    ``curves``: :func:`curves_settings`. ``only``: model-name substrings; the other models are
+    skipped and no summary is written (parallel partial runs; a full run then reuses them).
     """
+    from .across import (
+        by_depth,
+        gap_regression,
+        growth_across_depth,
+        prefix_curve,
+        table1,
+        truncated_vs_depth,
+    )
     from .data import zoo_tasks
+    from .intervals import shared_indices
     from .summary import write_summary
 
     out = Path(out)
@@ -210,15 +284,19 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     if not folders:
         raise FileNotFoundError(f"no finished checkpoint under {root} (models/*/model/zoo.json)")
     held = zoo_tasks(data_dir)[1] if heldout is None else heldout
-    records = []
+    indices = shared_indices(held.labels, n_resamples) if n_resamples else None
+    records, points, reps = [], {}, {}
     for i, folder in enumerate(folders):
         rec = json.loads((folder / "zoo.json").read_text())
         name = rec["model"]
+        if only and not any(part in name for part in only):
+            continue
         log(f"[{i + 1}/{len(folders)}] {name}")
         contrib = extract_heldout(folder, held, out / "contributions" / name, progress=progress)
         row = {k: rec.get(k) for k in ("model", "depth", "repeats", "shared", "seed", "width",
                                        "params", "executions", "n_members", "wall_time_s",
-                                       "s_per_step")}
+                                       "s_per_step", "train_top", "trainable_params",
+                                       "prefix_cache")}
         row["steps"] = rec.get("step")
         row["train_accuracy_check"] = rec.get("heldout", {}).get("accuracy")
         row.update(_cached_figures(contrib, out / name / "figures.json", info_method,
@@ -226,9 +304,28 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         if contrib.u.shape[1] != row["n_members"]:
             raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
                              f"record says {row['n_members']}")
+        points[name], reps[name] = zoo_figures(contrib, out / name, indices,
+                                               probe_null=probe_null)
+        row["probe_bound"] = points[name]["probe_bound"]
+        row["probe_null"] = points[name].get("probe_null")
         row["analyses"] = run_analyses(out / "contributions" / name, out / name, analyses,
-                                       curves_args=curves_args, log=log)
+                                       curves=curves, log=log)
         records.append(row)
+    if only:
+        return records
+    across = None
+    if indices is not None:
+        unshared = [r for r in records if r.get("width") and not r["shared"]]
+        top = max((r["depth"] for r in unshared), default=None)
+        deepest = [r["model"] for r in unshared if r["depth"] == top] + [
+            r["model"] for r in records if r.get("width") is None]     # + fine-tuned models
+        across = {"n_resamples": int(n_resamples), "by_depth": by_depth(records, points, reps),
+                  "growth": growth_across_depth(records, points),
+                  "table1": table1(records, points, reps),
+                  "gap_regression": {d: gap_regression(records, points, reps, diversity=d)
+                                     for d in ("sq_diversity", "ce_diversity")},
+                  "truncated_vs_depth": truncated_vs_depth(records, points, reps),
+                  "prefix_curves": [prefix_curve(points, reps, m) for m in deepest]}
     (out / "summary.json").write_text(json.dumps(records, indent=1))
-    write_summary(records, out)
+    write_summary(records, out, across=across)
     return records

@@ -205,14 +205,24 @@ def _figure(rows, path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def write_summary(records, out) -> dict:
-    """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``."""
+def write_summary(records, out, across=None) -> dict:
+    """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``; with
+    ``across`` (the :mod:`infodiv.zoo.across` document) also ``across.json``, its markdown
+    sections (:func:`infodiv.zoo.across_md.across_markdown`) and ``depth_params.png``."""
     out = Path(out)
     rows, t1 = seed_summary(records), table1(records)
     doc = {"by_depth": rows, "table1": t1, "prefix_vs_depth": prefix_vs_depth(records),
-           "intervals": "95% Student-t over seeds; examples not resampled; no nulls"}
+           "intervals": "95% Student-t over seeds; examples not resampled; no nulls "
+                        "(seed-and-example intervals: across.json)"}
     (out / "by_depth.json").write_text(json.dumps(doc, indent=1, default=float))
-    (out / "summary.md").write_text(_markdown(rows, t1, records))
+    text = _markdown(rows, t1, records)
+    if across is not None:
+        from .across_md import across_figure, across_markdown
+
+        (out / "across.json").write_text(json.dumps(across, indent=1, default=float))
+        text += "\n" + across_markdown(across, records)
+        across_figure(across, out / "depth_params.png")
+    (out / "summary.md").write_text(text)
     if rows:
         _figure(rows, out / "depth.png")
     return doc

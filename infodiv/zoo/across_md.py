@@ -1,0 +1,149 @@
+"""Markdown and figure of the :mod:`infodiv.zoo.across` document (numbers rounded for reading;
+the full values are in ``across.json``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .intervals import SCALARS
+
+__all__ = ["across_markdown", "across_figure"]
+
+_SHORT = {"accuracy": "accuracy", "cross_entropy": "CE (nats)", "sq_bias": "sq bias",
+          "sq_diversity": "sq diversity", "ce_bias": "CE bias (bits)",
+          "ce_diversity": "CE diversity (bits)", "probe_bound": "probe I(U;Y) >= (bits)"}
+
+
+def _ci(cell, spec=".3f") -> str:
+    m, (lo, hi) = cell["mean"], cell["ci95"]
+    if not np.isfinite(m):
+        return "-"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return format(m, spec)
+    return f"{m:{spec}} [{lo:{spec}}, {hi:{spec}}]"
+
+
+def _pair(v, ci, spec=".3f") -> str:
+    if v is None or not np.isfinite(v):
+        return "-"
+    lo, hi = ci
+    return f"{v:{spec}} [{lo:{spec}}, {hi:{spec}}]" if np.isfinite(lo) else format(v, spec)
+
+
+def _by_depth(doc) -> list[str]:
+    names = list(SCALARS)
+    lines = ["## Across depth: seed mean, 95% interval over seeds and examples", "",
+             f"Two-level bootstrap: {doc['n_resamples']} stratified resamples of the held-out "
+             "prompts shared by every model, seeds resampled inside each (one seed: examples "
+             "only).", "",
+             "| shared | L | M | params | seeds | " + " | ".join(_SHORT[n] for n in names)
+             + " |", "|" + "---|" * (5 + len(names))]
+    for r in doc["by_depth"]:
+        lines.append(f"| {'yes' if r['shared'] else 'no'} | {r['depth']} | {r['n_members']} | "
+                     f"{r['params']:,} | {len(r['seeds'])} | "
+                     + " | ".join(_ci(r[n]) for n in names) + " |")
+    return lines
+
+
+def _growth(doc) -> list[str]:
+    lines = ["", "## Growth laws across depth (AICc winner per seed; seed-mean fit)", "",
+             "AICc needs n > p + 1 points: with 4 unshared depths the power law (p = 3) has "
+             "no AICc, with 3 shared depths no law has one.", "",
+             "| family | x | figure | seeds' winners | replicated | seed-mean winner | "
+             "seed-mean AICc lin / log / power |", "|---|---|---|---|---|---|---|"]
+    for g in doc["growth"]:
+        sm = g["seed_mean"]
+        aic = " / ".join("-" if not np.isfinite(sm[k]["aicc"]) else f"{sm[k]['aicc']:.1f}"
+                         for k in ("linear", "log", "power"))
+        lines.append(f"| {'shared' if g['shared'] else 'unshared'} | {g['x']} | {g['figure']} "
+                     f"| {', '.join(str(w) for w in g['winners'])} | "
+                     f"{'yes' if g['replicates'] else 'no'} | {sm['best_aicc']} | {aic} |")
+    return lines
+
+
+def _table1(doc) -> list[str]:
+    names = list(SCALARS)
+    lines = ["", "## Table 1 form: shared minus unshared, paired by seed and resample", "",
+             "| shared L | vs | unshared L | seeds | " + " | ".join(_SHORT[n] for n in names)
+             + " |", "|" + "---|" * (4 + len(names))]
+    for r in doc["table1"]:
+        lines.append(f"| {r['shared_depth']} | {r['compare']} | {r['unshared_depth']} | "
+                     f"{len(r['seeds'])} | " + " | ".join(_ci(r[n]) for n in names) + " |")
+    lines += ["", "Does the diversity gap explain the accuracy gap? Correlation and slope of "
+              "the accuracy gap on the diversity gap over every pair (interval: shared "
+              "resamples; p: gaps permuted across pairs, two-sided):", "",
+              "| diversity | pairs | r | slope (accuracy per unit diversity) | p |",
+              "|---|---|---|---|---|"]
+    for name, g in doc["gap_regression"].items():
+        if "r" not in g:
+            lines.append(f"| {name} | {g['n_pairs']} | - | - | - |")
+            continue
+        lines.append(f"| {name} | {g['n_pairs']} | {_pair(g['r'], g['r_ci95'])} | "
+                     f"{_pair(g['slope'], g['slope_ci95'], '.4f')} | "
+                     f"{g['p_permutation']:.3f} |")
+    return lines
+
+
+def _truncated(doc) -> list[str]:
+    lines = ["", "## Truncated deepest model (logit lens) vs the trained depth-b model "
+             "(same seed)", "", "| model | after block b | truncated | depth-b model | "
+             "difference (paired) |", "|---|---|---|---|---|"]
+    for r in doc["truncated_vs_depth"]:
+        lines.append(f"| {r['model']} | {r['after_block']} | "
+                     f"{_pair(r['truncated_accuracy'], r['truncated_ci95'])} | "
+                     f"{_pair(r['depth_model_accuracy'], r['depth_model_ci95'])} | "
+                     f"{_pair(r['difference'], r['difference_ci95'], '+.4f')} |")
+    for pc in doc["prefix_curves"]:
+        acc, ci = pc["truncated_accuracy"], pc["truncated_accuracy_ci95"]
+        marks = sorted({1, 2, 3, len(acc) // 4, len(acc) // 2, len(acc) - 1} - {0})
+        gl = pc["growth_laws"]
+        lines += ["", f"Truncated-model accuracy of {pc['model']} after k members "
+                  f"(k = 1: the embedding alone): "
+                  + ", ".join(f"k={pc['k'][j]}: {_pair(acc[j], ci[j])}" for j in marks)
+                  + f". Growth laws of this prefix curve: AICc winner {gl['best_aicc']}, "
+                  f"extrapolation winner {gl['best_extrapolation']}."]
+    return lines
+
+
+def across_markdown(doc, records) -> str:
+    """The across-depth sections of ``summary.md``."""
+    lines = _by_depth(doc) + _growth(doc) + _table1(doc) + _truncated(doc)
+    probe = [r for r in records if r.get("probe_null")]
+    if probe:
+        lines += ["", "## Probe lower bound on I(U;Y) with its label-permutation null", "",
+                  "| model | probe bound (bits) | null mean | null 95% | p | corrected |",
+                  "|---|---|---|---|---|---|"]
+        for r in probe:
+            n = r["probe_null"]
+            lines.append(f"| {r['model']} | {n['observed']:.3f} | {n['null_mean']:.3f} | "
+                         f"[{n['null_interval'][0]:.3f}, {n['null_interval'][1]:.3f}] | "
+                         f"{n['p']:.3f} | {n['corrected']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def across_figure(doc, path) -> None:
+    """Accuracy, CE diversity and the probe bound against members and against parameters,
+    with the seed-and-example intervals."""
+    from matplotlib.figure import Figure
+
+    panels = ("accuracy", "ce_diversity", "probe_bound")
+    fig = Figure(figsize=(11, 6.4))
+    for row, x in enumerate(("n_members", "params")):
+        for col, name in enumerate(panels):
+            ax = fig.add_subplot(2, 3, 3 * row + col + 1)
+            for shared, style in ((False, "o-"), (True, "s--")):
+                rs = [r for r in doc["by_depth"] if r["shared"] == shared]
+                if not rs:
+                    continue
+                xs = np.asarray([r[x] for r in rs], float)
+                m = np.asarray([r[name]["mean"] for r in rs])
+                lo = np.asarray([r[name]["ci95"][0] for r in rs])
+                hi = np.asarray([r[name]["ci95"][1] for r in rs])
+                ax.errorbar(xs, m, yerr=[m - lo, hi - m], fmt=style, capsize=3,
+                            label="shared (x2)" if shared else "unshared")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("members M" if x == "n_members" else "parameters")
+            ax.set_title(_SHORT[name], fontsize=9)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)

@@ -1,0 +1,139 @@
+"""Example-bootstrap replicates of every zoo model's figures, on resamples shared by all models.
+
+Every zoo model (and the fine-tuned SmolLM2) is measured on the same 2000 held-out prompts, so
+one list of stratified bootstrap resamples of those prompts (:func:`shared_indices`, seeded)
+serves every model: replicate b of model A and replicate b of model B see the same prompts.
+Paired differences between models (Table 1) and seed means (across depth) are then computed
+replicate by replicate, and an interval over seeds *and* examples resamples seeds on top
+(:mod:`infodiv.zoo.across`).
+
+Per replicate :func:`model_figures` recomputes everything on the resampled run, refitting what
+is fitted on the examples (the probe): accuracy and cross-entropy (nats) of the model's own
+option logits; bias and diversity of the squared loss in logit space at member scale ``mean``
+(paper Eq. 8) and of the cross-entropy at scale ``sum`` (the model's own loss; bits),
+:func:`estimators.bias_diversity`; the probe lower bound on I(U;Y) in bits
+(:class:`infodiv.setfunctions.ProbeSetFunction` on all members: H(Y) − cross-fitted CE of a
+logistic probe); the truncated-model (logit-lens) and member-subset accuracy at every junction
+and the truncated model's cross-entropy (bits) at every junction
+(:func:`infodiv.inference.depth.depth_curves`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["SCALARS", "CURVES", "model_figures", "ProbeBound", "shared_indices",
+           "replicates", "cached_replicates", "probe_null"]
+
+#: scalar figures of :func:`model_figures` (name: description)
+SCALARS = {
+    "accuracy": "held-out accuracy",
+    "cross_entropy": "cross-entropy of the model's option logits (nats)",
+    "sq_bias": "squared-loss bias, logit space, member scale mean (paper Eq. 8)",
+    "sq_diversity": "squared-loss diversity, logit space, member scale mean (paper Eq. 8)",
+    "ce_bias": "cross-entropy bias, member scale sum (bits)",
+    "ce_diversity": "cross-entropy diversity, member scale sum (bits)",
+    "probe_bound": "probe lower bound on I(U;Y), all members (bits)",
+}
+#: curve figures (one value per junction k)
+CURVES = ("truncated_accuracy", "subsets_accuracy", "truncated_cross_entropy")
+
+
+def _cross_entropy_nats(logits, labels) -> float:
+    from estimators import bias_diversity
+
+    # the model's own loss: the cross-entropy of one member (the logits themselves), in nats
+    return float(bias_diversity(np.asarray(logits, np.float64)[:, None, :], labels,
+                                loss="cross_entropy", scale="sum", base="e").loss)
+
+
+def probe_bound(run, *, random_state=0) -> float:
+    """Mean cross-fitted probe score of all members (bits): a lower bound on I(U;Y)."""
+    from infodiv.setfunctions import ProbeSetFunction
+
+    f = ProbeSetFunction(run.u, run.labels, random_state=random_state)
+    return float(f.scores(np.arange(run.n_members)).mean())
+
+
+def model_figures(run, *, probe: bool = True) -> dict:
+    """Every figure of the module docstring on ``run`` (a Contributions)."""
+    from estimators import bias_diversity
+    from infodiv.inference.depth import depth_curves
+
+    u, y, b = run.u, run.labels, run.bias
+    sq = bias_diversity(u, y, loss="squared", space="logit", scale="mean", bias=b)
+    ce = bias_diversity(u, y, loss="cross_entropy", scale="sum", bias=b)
+    out = {"accuracy": float((run.logits.argmax(1) == y).mean()),
+           "cross_entropy": _cross_entropy_nats(run.logits, y),
+           "sq_bias": float(sq.bias), "sq_diversity": float(sq.diversity),
+           "ce_bias": float(ce.bias), "ce_diversity": float(ce.diversity),
+           "probe_bound": probe_bound(run) if probe else float("nan")}
+    dc = depth_curves(run)
+    out["truncated_accuracy"] = np.asarray(dc["truncated_model"]["accuracy"], np.float64)
+    out["subsets_accuracy"] = np.asarray(dc["member_subsets"]["accuracy"], np.float64)
+    out["truncated_cross_entropy"] = np.asarray(dc["truncated_model"]["cross_entropy"],
+                                                np.float64)
+    out["k"] = np.asarray(dc["k"])
+    return out
+
+
+class ProbeBound:
+    """Pipeline ``(run, rng) -> {"probe_bound": bits}`` for :mod:`infodiv.inference` (the probe
+    is refitted on every run it gets; larger is more information)."""
+
+    directions = {"probe_bound": "greater"}
+
+    def __call__(self, run, rng) -> dict:
+        return {"probe_bound": probe_bound(run)}
+
+
+def shared_indices(labels, n_bootstrap: int, *, random_state=0) -> list[np.ndarray]:
+    """``n_bootstrap`` stratified resamples of the examples, one seeded stream per replicate
+    (:func:`infodiv.inference.replicates.bootstrap_indices`); the same labels and seed give the
+    same resamples, so every model of the zoo gets the same ones."""
+    from infodiv.inference.replicates import bootstrap_indices
+
+    if isinstance(n_bootstrap, bool) or int(n_bootstrap) < 20:
+        raise ValueError(f"n_bootstrap must be >= 20 for a percentile interval, got "
+                         f"{n_bootstrap!r}")
+    seeds = np.random.SeedSequence(random_state).spawn(int(n_bootstrap))
+    return [bootstrap_indices(labels, np.random.default_rng(s)) for s in seeds]
+
+
+def replicates(run, indices, *, probe: bool = True) -> dict:
+    """``{figure: array [B] (scalars) or [B, K] (curves)}`` of :func:`model_figures` on
+    ``run.take(idx)`` for every resample."""
+    rows = [model_figures(run.take(idx), probe=probe) for idx in indices]
+    return {name: np.asarray([r[name] for r in rows]) for name in (*SCALARS, *CURVES)}
+
+
+def cached_replicates(run, path, indices, *, probe: bool = True, key_extra=None) -> dict:
+    """:func:`replicates`, reused from ``path`` (npz + json key) when computed from the same run
+    (fingerprint), resamples and settings."""
+    path = Path(path)
+    digest = hashlib.sha256(np.concatenate(indices).tobytes()).hexdigest()
+    key = {"fingerprint": run.meta.get("fingerprint"), "indices": digest,
+           "n_bootstrap": len(indices), "probe": bool(probe), "extra": key_extra}
+    meta = path.with_suffix(".json")
+    if path.is_file() and meta.is_file() and json.loads(meta.read_text()) == key:
+        with np.load(path) as z:
+            return {k: z[k] for k in z.files}
+    reps = replicates(run, indices, probe=probe)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **reps)
+    meta.write_text(json.dumps(key))
+    return reps
+
+
+def probe_null(run, *, n_permutations: int = 50, random_state=0) -> dict:
+    """Label-permutation null of the probe bound (:func:`infodiv.inference.permutation_null`):
+    observed, null mean and interval, p and the null-corrected value."""
+    from infodiv.inference import permutation_null
+
+    res = permutation_null(run, ProbeBound(), n_permutations=n_permutations,
+                           random_state=random_state, progress=False)
+    return res["probe_bound"].to_dict()
