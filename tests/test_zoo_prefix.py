@@ -110,3 +110,14 @@ def test_prefix_cache_resumes_and_refuses_other_weights(prefix_data, tmp_path):
         model.base_model.layers[0].mlp.up_proj.weight.add_(1.0)
     with pytest.raises(ValueError, match="other weights"):
         cache.load_or_build(model, seqs, 2, tok.pad_token_id, progress=False)
+
+
+def test_visited_examples_are_exactly_the_scheduled_batches():
+    from infodiv.zoo.finetune import visited_examples
+    from infodiv.zoo.train import batch_order
+
+    cfg = TrainConfig(steps=7, batch_size=8, warmup=1)
+    seen = visited_examples(200, cfg, seed=3)
+    want = sorted({int(i) for s in range(7) for i in batch_order(200, s, 8, seed=3)})
+    assert seen == want and len(seen) == 56          # one partial epoch: no repeats
+    assert visited_examples(30, cfg, seed=3) == list(range(30))    # > one epoch: all
