@@ -126,16 +126,10 @@ def growth_across_depth(records, points) -> list[dict]:
 
 
 def _pairs(records):
-    by = {(bool(r["shared"]), int(r["depth"]), int(r["seed"])): r for r in _zoo(records)}
-    out = []
-    for (shared, depth, seed), r in sorted(by.items()):
-        if not shared:
-            continue
-        for compare, d in (("equal parameters", depth), ("equal executions", 2 * depth)):
-            other = by.get((False, d, seed))
-            if other is not None:
-                out.append((depth, compare, d, seed, r["model"], other["model"]))
-    return out
+    from .summary import twin_pairs
+
+    return [(depth, compare, d, seed, r["model"], o["model"])
+            for depth, compare, d, seed, r, o in twin_pairs(records)]
 
 
 def table1(records, points, reps) -> list[dict]:

@@ -15,10 +15,17 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    truncated model after each write);
 3. the Gaussian information terms with example-bootstrap intervals, label-permutation nulls and
    null-corrected values (:func:`information_inference`, from :mod:`infodiv.inference`);
-4. the toolkit's per-run reports, run through their commands (``infodiv decompose`` and
-   ``infodiv curves``) into ``<out>/<model>/``, when ``analyses`` asks for them.
+4. the figures of :mod:`infodiv.zoo.intervals` (probe lower bound on I(U;Y) with its
+   label-permutation null, truncated-model curves) on the full run and on stratified example
+   resamples shared by every model (``<out>/<model>/zoo_figures.json``, ``replicates.npz``);
+5. the toolkit's per-run reports into ``<out>/<model>/``, when ``analyses`` asks for them:
+   ``infodiv decompose`` (every variant, Eq. 14) and the curves report
+   (:func:`infodiv.reports.curves.curves_report`) with the curve inference of
+   :mod:`infodiv.inference` at reduced sizes (:func:`curves_settings`: B = K = 50 example
+   resamples / label permutations by default, power surrogates opt-in).
 
-:mod:`infodiv.zoo.summary` then aggregates the records across depth and seeds.
+:mod:`infodiv.zoo.summary` and :mod:`infodiv.zoo.across` then aggregate the records across
+depth and seeds (seed-and-example intervals, growth laws, Table 1, truncated vs trained depth).
 """
 
 from __future__ import annotations

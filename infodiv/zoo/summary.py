@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FIGURES", "seed_summary", "table1", "prefix_vs_depth", "write_summary"]
+__all__ = ["FIGURES", "seed_summary", "twin_pairs", "table1", "prefix_vs_depth", "write_summary"]
 
 # (label, path in a record) of the headline figures
 FIGURES = (
@@ -85,21 +85,28 @@ def seed_summary(records) -> list[dict]:
     return rows
 
 
-def table1(records) -> list[dict]:
-    """Shared (L) minus unshared at equal parameters (L) and equal executions (2L), paired by
-    seed, for accuracy and the diversity figures."""
+def twin_pairs(records) -> list[tuple]:
+    """``(L, compare, unshared depth, seed, shared record, unshared record)`` for every shared
+    model and its unshared partner of the same seed at equal parameters (L) and equal
+    executions (2L)."""
     by = {(bool(r["shared"]), int(r["depth"]), int(r["seed"])): r for r in _zoo_records(records)}
     out = []
     for (shared, depth, seed), r in sorted(by.items()):
         if not shared:
             continue
-        for match, d in (("equal parameters", depth), ("equal executions", 2 * depth)):
+        for compare, d in (("equal parameters", depth), ("equal executions", 2 * depth)):
             other = by.get((False, d, seed))
-            if other is None:
-                continue
-            out.append({"depth": depth, "seed": seed, "compare": match, "unshared_depth": d,
-                        **{label: _get(r, path) - _get(other, path)
-                           for label, path in _DIFFERENCES}})
+            if other is not None:
+                out.append((depth, compare, d, seed, r, other))
+    return out
+
+
+def table1(records) -> list[dict]:
+    """Shared (L) minus unshared at equal parameters (L) and equal executions (2L), paired by
+    seed, for accuracy and the diversity figures."""
+    out = [{"depth": depth, "seed": seed, "compare": compare, "unshared_depth": d,
+            **{label: _get(r, path) - _get(other, path) for label, path in _DIFFERENCES}}
+           for depth, compare, d, seed, r, other in twin_pairs(records)]
     rows = []
     for key in sorted({(t["depth"], t["compare"], t["unshared_depth"]) for t in out}):
         ts = [t for t in out if (t["depth"], t["compare"], t["unshared_depth"]) == key]
