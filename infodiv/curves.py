@@ -28,7 +28,8 @@ from .information import error_bounds, label_entropy
 from .setfunctions import ReadoutSetFunction, SetFunction, as_set_function, split_halves
 from .setfunctions.registry import is_run
 
-__all__ = ["Curve", "LayerCurves", "layer_curves", "order_values", "greedy_forward",
+__all__ = ["Curve", "LayerCurves", "layer_curves", "order_values", "order_scores",
+           "greedy_forward",
            "greedy_backward", "random_order_values", "ORDERS"]
 
 ORDERS = ("prefix", "suffix", "greedy", "backward", "random")
@@ -97,6 +98,19 @@ class LayerCurves:
 def order_values(f: SetFunction, order) -> np.ndarray:
     """f of every prefix of ``order``: ``[f(∅), f(order[:1]), ..., f(order)]``."""
     return np.asarray(f.order_values(np.asarray(order, dtype=np.int64)), dtype=np.float64)
+
+
+def order_scores(f: SetFunction, order) -> np.ndarray:
+    """Per-example f of every prefix of ``order``: ``[M+1, N]`` (row means = order_values).
+
+    A readout set function scores all prefixes in one batch (cumulative sums, as its
+    ``order_values``); another per-example set function is called once per prefix.
+    """
+    order = np.asarray(order, dtype=np.int64)
+    if hasattr(f, "order_scores"):
+        return np.asarray(f.order_scores(order), dtype=np.float64)
+    return np.stack([np.asarray(f.scores(order[:k]), dtype=np.float64)
+                     for k in range(len(order) + 1)])
 
 
 # ------------------------------------------------------------------------------ greedy

@@ -8,9 +8,16 @@ submodularity of the utility reads ρ_x(A) ≥ ρ_x(B) for A ⊆ B, x ∉ B.
   difference d_i = ρ_x(A)_i − ρ_x(B)_i is averaged; a paired bootstrap over examples (the same
   resampled examples for all four sets, ≥ 1000 replicates) gives a CI and the one-sided p-value
   p = (1 + #{boot mean ≥ 0}) / (B + 1) for "violation" (E d < 0). Benjamini–Hochberg at level
-  ``alpha`` over all triples controls the false discovery rate of declared violations.
-- Gain profile slope: OLS slope of g(k) (random-order increments) on k with a bootstrap CI over
-  permutations; negative slope = diminishing returns on average.
+  ``alpha`` over all triples controls the false discovery rate of declared violations. The CI of
+  the mean difference is two-level: examples resampled (outer) and triples resampled inside
+  each replicate; the triples-only spread is its Monte-Carlo error (``mean_difference_ci_mc``).
+- Gain profile slope: OLS slope of g(k) (random-order increments) on k. Its ``ci`` is the
+  two-level example bootstrap (examples outer, orders inner: Davison & Hinkley 1997, §3.8) when
+  f is given per example; the orders-only spread is the Monte-Carlo error of the order average
+  (``ci_mc``); negative slope = diminishing returns on average.
+- With a run and ``inference`` settings, :func:`submodularity_report` replaces those intervals
+  by the refitting two-level bootstrap and label-permutation null of :mod:`infodiv.inference`
+  (calibration, covariances and splits refitted on every resample; verdicts with power).
 - Submodularity ratio, ratio-of-sums form (Das & Kempe 2011):
   γ(L, A) = Σ_{x∈A} ρ_x(L) / ρ_A(L), evaluated along the greedy path (L = greedy prefix,
   A = the next greedy elements and random sets outside L); γ ≥ 1 for submodular f.
@@ -20,9 +27,8 @@ submodularity of the utility reads ρ_x(A) ≥ ρ_x(B) for A ⊆ B, x ∉ B.
   and I(U_S;Y) along the prefix and greedy orders, with the Eq. 12 bounds; Theorem 7's premise
   compares TC(U_S|Y) with TC(U_S) (:func:`infodiv.information.order_terms`).
 - Fits of the random-order mean curve f(k) (:func:`infodiv.growth.fit_growth_laws`).
-- Diversity claim: regression of ρ_x(S) on the diversity of x from S (1 − R² of the linear
-  prediction of U_x from U_S, i.e. the fraction of x's variance that S does not explain),
-  controlling for ρ_x(∅) and |S|; Freedman–Lane permutation test of the diversity coefficient.
+- Diversity claim: regression of ρ_x(S) on the diversity of x from S, controlling for ρ_x(∅)
+  and |S| (:func:`infodiv.diversity.diversity_regression`).
 """
 
 from __future__ import annotations
@@ -32,15 +38,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import false_discovery_control
 
-from estimators.resampling import (
-    bootstrap_means,
-    chunk_sizes,
-    parallel_map,
-    permutation_test,
-    spawn_generators,
-)
+from estimators.resampling import bootstrap_means, chunk_sizes, parallel_map, spawn_generators
 
-from .curves import LayerCurves, layer_curves
+from .curves import LayerCurves, layer_curves, order_scores
+from .diversity import diversity_regression
 from .growth import fit_growth_laws
 from .information import member_variables, order_terms
 from .setfunctions import SetFunction, as_set_function
@@ -48,7 +49,11 @@ from .setfunctions.registry import is_run
 
 __all__ = ["submodularity_report", "dr_tests", "benjamini_hochberg", "gain_slope",
            "submodularity_ratio", "curvature", "fit_growth_laws", "diversity_regression",
-           "SubmodularityReport"]
+           "SubmodularityReport", "dr_example_differences", "resampled_column_means",
+           "MC_LABEL", "EXAMPLES_LABEL"]
+
+MC_LABEL = "Monte-Carlo error (orders resampled, examples fixed)"
+EXAMPLES_LABEL = "example bootstrap, two-level"
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -80,19 +85,48 @@ def _sample_triple(m, rng):
     return perm[:a], perm[:b], int(perm[c])
 
 
+def dr_example_differences(f: SetFunction, triples) -> tuple[np.ndarray, np.ndarray]:
+    """Per-example DR differences d_i = ρ_x(A)_i − ρ_x(B)_i ``[n, T]`` of the chains
+    ``triples`` (A, B, x), and the utility gains ``[T, 2]`` (ρ_x(A), ρ_x(B)) averaged over
+    examples."""
+    sets = []
+    for a_set, b_set, x in triples:
+        a_set, b_set = np.asarray(a_set, dtype=np.int64), np.asarray(b_set, dtype=np.int64)
+        sets += [a_set, np.append(a_set, x), b_set, np.append(b_set, x)]
+    if hasattr(f, "set_scores"):   # one batched scoring of all 4T sets
+        s = np.asarray(f.set_scores(sets), dtype=np.float64)
+    else:
+        s = np.stack([np.asarray(f.scores(m), dtype=np.float64) for m in sets])
+    s = f.sign() * s.reshape(len(triples), 4, -1)   # [T, (A, A+x, B, B+x), n]
+    gain_a, gain_b = s[:, 1] - s[:, 0], s[:, 3] - s[:, 2]
+    return (gain_a - gain_b).T, np.stack([gain_a.mean(axis=1), gain_b.mean(axis=1)], axis=1)
+
+
 def _dr_chunk(task, rng):
     f, n_triples = task
-    sign = f.sign()
-    rows, triples = [], []
-    for _ in range(n_triples):
-        a_set, b_set, x = _sample_triple(f.n_members, rng)
-        fa, fax = f.scores(a_set), f.scores(np.append(a_set, x))
-        fb, fbx = f.scores(b_set), f.scores(np.append(b_set, x))
-        rows.append(sign * ((fax - fa) - (fbx - fb)))
-        triples.append({"A": a_set.tolist(), "B": b_set.tolist(), "x": x,
-                        "gain_A": float(sign * np.mean(fax - fa)),
-                        "gain_B": float(sign * np.mean(fbx - fb))})
-    return np.stack(rows, axis=1), triples
+    chains = [_sample_triple(f.n_members, rng) for _ in range(n_triples)]
+    d, gains = dr_example_differences(f, chains)
+    triples = [{"A": a.tolist(), "B": b.tolist(), "x": x, "gain_A": g[0], "gain_B": g[1]}
+               for (a, b, x), g in zip(chains, gains)]
+    return d, triples
+
+
+def resampled_column_means(replicates: np.ndarray, rng) -> np.ndarray:
+    """Inner level of a two-level bootstrap: replicate b's mean over a resample (with
+    replacement, multinomial counts) of the columns (orders or triples) of row b.
+
+    ``replicates`` ``[B, P]`` (or ``[B, P, F]``) -> ``[B]`` (or ``[B, F]``). Applied to the
+    example-bootstrap means of each column it gives examples outer, columns inner; applied to
+    the same row B times it gives the columns-only (Monte-Carlo) spread.
+    """
+    r = np.asarray(replicates, dtype=np.float64)
+    b, p = r.shape[:2]
+    counts = rng.multinomial(p, np.full(p, 1.0 / p), size=b).astype(np.float64)
+    return np.einsum("bp,bp...->b...", counts, r) / p
+
+
+def _percentile_ci(x) -> list:
+    return [float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))]
 
 
 def dr_tests(f: SetFunction, *, n_triples: int = 200, n_bootstrap: int = 1000,
@@ -101,16 +135,18 @@ def dr_tests(f: SetFunction, *, n_triples: int = 200, n_bootstrap: int = 1000,
 
     Returns
     -------
-    dict with ``violation_rate`` (mean d < 0), ``significant_violation_rate`` (BH-rejected),
-    ``mean_difference`` and its bootstrap ``mean_difference_ci`` (average over triples),
-    per-triple ``differences``, ``ci_low``, ``ci_high``, ``p_values``, ``significant`` and the
-    sampled ``triples``.
+    dict with ``violation_rate`` (mean d < 0), ``significant_violation_rate`` (BH-rejected,
+    per-triple example bootstrap), ``mean_difference`` and its two-level ``mean_difference_ci``
+    (examples resampled, triples resampled inside; the fit of f is kept: the refitting version
+    is :func:`submodularity_report` with ``inference``), ``mean_difference_ci_mc`` (triples
+    only: Monte-Carlo error), per-triple ``differences``, ``ci_low``, ``ci_high``,
+    ``p_values``, ``significant`` and the sampled ``triples``.
     """
     if f.n_members < 2:
         raise ValueError(f"DR tests need at least 2 members, got {f.n_members}")
     if n_bootstrap < 100:
         raise ValueError(f"n_bootstrap must be >= 100 for percentile CIs, got {n_bootstrap}")
-    seeds = spawn_generators(random_state, 2)
+    seeds = spawn_generators(random_state, 3)
     tasks = [(f, s) for s in chunk_sizes(n_triples, 25)]
     out = parallel_map(_dr_chunk, tasks, random_state=seeds[0], n_jobs=n_jobs,
                        progress=f"DR triples {f.name}")
@@ -130,14 +166,17 @@ def dr_tests(f: SetFunction, *, n_triples: int = 200, n_bootstrap: int = 1000,
     boot = bootstrap_means(d, n_bootstrap, random_state=seeds[1], n_jobs=n_jobs)
     p = (1.0 + (boot >= 0).sum(axis=0)) / (n_bootstrap + 1.0)
     sig = benjamini_hochberg(p, alpha) & violated
-    avg = boot.mean(axis=1)
+    two_level = resampled_column_means(boot, seeds[2])
+    triples_only = resampled_column_means(np.broadcast_to(means, boot.shape), seeds[2])
     result.update(n_bootstrap=n_bootstrap, p_values=p, significant=sig,
                   ci_low=np.percentile(boot, 2.5, axis=0),
                   ci_high=np.percentile(boot, 97.5, axis=0),
                   significant_violation_rate=float(sig.mean()),
                   any_significant=bool(sig.any()),
-                  mean_difference_ci=[float(np.percentile(avg, 2.5)),
-                                      float(np.percentile(avg, 97.5))])
+                  mean_difference_ci=_percentile_ci(two_level),
+                  mean_difference_ci_label=EXAMPLES_LABEL + " (triples resampled inside)",
+                  mean_difference_ci_mc=_percentile_ci(triples_only),
+                  mean_difference_ci_mc_label=MC_LABEL.replace("orders", "triples"))
     return result
 
 
@@ -150,33 +189,65 @@ def _slope_weights(m: int, first: int) -> np.ndarray:
     return w
 
 
-def _slope_summary(per_order: np.ndarray, boot: np.ndarray) -> dict:
-    return {"slope": float(per_order.mean()),
-            "ci": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
-            "p_nonnegative": float((1 + (boot >= 0).sum()) / (len(boot) + 1))}
+def _slope_summary(per_order: np.ndarray, boot_mc: np.ndarray, boot) -> dict:
+    out = {"slope": float(per_order.mean()),
+           "ci": [float("nan")] * 2, "p_nonnegative": float("nan"),
+           "ci_mc": _percentile_ci(boot_mc),
+           "p_nonnegative_mc": float((1 + (boot_mc >= 0).sum()) / (len(boot_mc) + 1)),
+           "ci_mc_label": MC_LABEL}
+    if boot is None:
+        out["ci_note"] = ("no per-example scores: no example-resampled interval (pass samples "
+                          "[P, M+1, N], or a run with inference to submodularity_report)")
+    else:
+        out.update(ci=_percentile_ci(boot), ci_label=EXAMPLES_LABEL + " (orders inside)",
+                   p_nonnegative=float((1 + (boot >= 0).sum()) / (len(boot) + 1)))
+    return out
 
 
 def gain_slope(samples: np.ndarray, sign: float = 1.0, *, n_bootstrap: int = 1000,
                random_state=0) -> dict:
-    """OLS slope of g(k) = mean_π sign·Δf(π_{1..k}) on k, with a bootstrap CI over orders.
+    """OLS slope of g(k) = mean_π sign·Δf(π_{1..k}) on k, with its example-resampled CI.
 
-    ``samples`` ``[P, M+1]`` are f along P random orders. The slope is linear in g, so it is
-    the mean over orders of each order's own slope, and its bootstrap resamples the orders
-    (:func:`estimators.resampling.bootstrap_means`, paired for both fits). ``from_k2``
-    repeats the fit without g(1): with calibrated readouts the first member carries the jump
-    from the prior to any fitted readout, which alone can make the slope negative.
+    ``samples`` are f along P random orders: ``[P, M+1, N]`` per example (the CI needs them)
+    or ``[P, M+1]`` averaged over examples. The slope is linear in g, so it is the mean over
+    orders (and examples) of each one's own slope s_{p,i} = Σ_k w_k g_{p,i}(k) with OLS weights
+    w_k = (k − k̄)/Σ(k − k̄)². ``ci``: two-level bootstrap — the N examples resampled
+    (paired over orders, :func:`estimators.resampling.bootstrap_means`), then the P orders
+    resampled inside each replicate (:func:`resampled_column_means`); the fit of f is kept
+    (the refitting interval is :func:`submodularity_report`'s with ``inference``). ``ci_mc``:
+    orders resampled, examples fixed — the Monte-Carlo error of the order average, not an
+    interval about the model. ``from_k2`` repeats the fit without g(1): with calibrated
+    readouts the first member carries the jump from the prior to any fitted readout, which
+    alone can make the slope negative.
     """
-    g = sign * np.diff(np.asarray(samples, dtype=np.float64), axis=1)  # [P, M]
+    s = np.asarray(samples, dtype=np.float64)
+    if s.ndim not in (2, 3):
+        raise ValueError(f"samples must be [P, M+1] or [P, M+1, N], got shape {s.shape}")
+    g = sign * np.diff(s, axis=1)  # [P, M] or [P, M, N]
     m = g.shape[1]
-    nan = {"slope": float("nan"), "ci": [float("nan")] * 2, "p_nonnegative": float("nan")}
+    nan = {"slope": float("nan"), "ci": [float("nan")] * 2, "p_nonnegative": float("nan"),
+           "ci_mc": [float("nan")] * 2, "p_nonnegative_mc": float("nan")}
+    gain = g.mean(axis=0) if s.ndim == 2 else g.mean(axis=(0, 2))
     if m < 2:
-        return {**nan, "from_k2": nan, "gain": g.mean(axis=0)}
+        return {**nan, "from_k2": nan, "gain": gain}
     firsts = (1, 2) if m >= 3 else (1,)
-    per_order = g @ np.stack([_slope_weights(m, f) for f in firsts], axis=1)  # [P, fits]
-    boot = bootstrap_means(per_order, n_bootstrap, random_state=random_state)
-    out = _slope_summary(per_order[:, 0], boot[:, 0])
-    out["from_k2"] = _slope_summary(per_order[:, 1], boot[:, 1]) if m >= 3 else nan
-    out["gain"] = g.mean(axis=0)
+    w = np.stack([_slope_weights(m, f) for f in firsts], axis=1)  # [M, fits]
+    seeds = spawn_generators(random_state, 3)
+    boot = None
+    if s.ndim == 3:
+        per_example = np.einsum("pmn,mf->npf", g, w)  # [N, P, fits]
+        n, p, nf = per_example.shape
+        per_order = per_example.mean(axis=0)
+        ex = bootstrap_means(per_example.reshape(n, p * nf), n_bootstrap, random_state=seeds[1])
+        boot = resampled_column_means(ex.reshape(-1, p, nf), seeds[2])  # [B, fits]
+    else:
+        per_order = g @ w  # [P, fits]
+    boot_mc = bootstrap_means(per_order, n_bootstrap, random_state=seeds[0])
+    out = _slope_summary(per_order[:, 0], boot_mc[:, 0], None if boot is None else boot[:, 0])
+    out["from_k2"] = (_slope_summary(per_order[:, 1], boot_mc[:, 1],
+                                     None if boot is None else boot[:, 1]) if m >= 3 else nan)
+    out["gain"] = gain
+    out["n_bootstrap"] = n_bootstrap
     return out
 
 
@@ -243,54 +314,6 @@ def curvature(f: SetFunction, greedy_order, greedy_values) -> dict:
             "last_gains": last}
 
 
-# ---------------------------------------------------------------------------- diversity claim
-def _non_redundancy(cov, d, x, s):
-    """1 − R² of the linear prediction of U_x from U_S (trace form) from a joint covariance."""
-    dx = np.arange(x * d, (x + 1) * d)
-    if len(s) == 0:
-        return 1.0
-    ds = (np.asarray(s)[:, None] * d + np.arange(d)).ravel()
-    sxx, sxs, sss = cov[np.ix_(dx, dx)], cov[np.ix_(dx, ds)], cov[np.ix_(ds, ds)]
-    explained = sxs @ np.linalg.lstsq(sss, sxs.T, rcond=None)[0]
-    return float(1.0 - np.trace(explained) / np.trace(sxx))
-
-
-def diversity_regression(triples, singles, cov, d, *, n_permutations: int = 1000,
-                         random_state=0) -> dict:
-    """Does ρ_x(S) grow with x's non-redundancy with S, given ρ_x(∅) and |S|?
-
-    Uses every (S, x) of the DR triples with S ≠ ∅. OLS of gain on [1, diversity, ρ_x(∅), |S|];
-    Freedman–Lane permutation test of the diversity coefficient (permuting the residuals of
-    diversity on the controls). Pairs share members and orders, so the permutation p-value
-    treats them as exchangeable — an approximation, stated in the report.
-    """
-    rows = []
-    for t in triples:
-        for key, gkey in (("A", "gain_A"), ("B", "gain_B")):
-            if len(t[key]):
-                rows.append((t[gkey], _non_redundancy(cov, d, t["x"], t[key]),
-                             singles[t["x"]], len(t[key])))
-    if len(rows) < 8:
-        return {"n_pairs": len(rows), "note": "too few pairs"}
-    arr = np.asarray(rows)
-    gain, div, controls = arr[:, 0], arr[:, 1], np.column_stack([np.ones(len(arr)), arr[:, 2:]])
-    resid_div = div - controls @ np.linalg.lstsq(controls, div, rcond=None)[0]
-    resid_gain = gain - controls @ np.linalg.lstsq(controls, gain, rcond=None)[0]
-    denom = resid_div @ resid_div
-    if denom <= 0:
-        return {"n_pairs": len(rows), "note": "diversity is collinear with the controls"}
-    beta = float(resid_div @ resid_gain / denom)
-    null = permutation_test(lambda dv, gn: dv @ gn / denom, resid_div, resid_gain,
-                            n_permutations=n_permutations, permute=0,
-                            random_state=random_state, n_jobs=1).null_distribution
-    p_two = float((1 + (np.abs(null) >= abs(beta)).sum()) / (n_permutations + 1))
-    p_pos = float((1 + (null >= beta).sum()) / (n_permutations + 1))
-    partial_r = float(resid_div @ resid_gain / np.sqrt(denom * (resid_gain @ resid_gain)))
-    return {"n_pairs": len(rows), "beta_diversity": beta, "partial_r": partial_r,
-            "p_two_sided": p_two, "p_positive": p_pos, "n_permutations": n_permutations,
-            "mean_diversity": float(div.mean())}
-
-
 @dataclass
 class SubmodularityReport:
     """Everything :func:`submodularity_report` measured (``to_dict`` for JSON)."""
@@ -305,17 +328,26 @@ class SubmodularityReport:
     diversity: dict | None = None
     information: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    #: with ``inference``: the refitting inference document (infodiv.inference.wiring) and
+    #: what it adds — information_inference, flags, verdicts (with power), power, settings
+    inference: dict | None = None
+    information_inference: dict | None = None
+    flags: list = field(default_factory=list)
+    verdicts: dict | None = None
+    power: dict | None = None
+    inference_settings: dict | None = None
 
     def to_dict(self) -> dict:
         from .reports.serialize import jsonable
 
-        return jsonable(self.__dict__)
+        return jsonable({k: v for k, v in self.__dict__.items() if k != "inference"})
 
 
 def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random_state=0,
                          n_triples=200, n_bootstrap=1000, alpha=0.05, n_permutations=200,
                          curves: LayerCurves | None = None, info_method="gaussian",
-                         info_sizes=None, n_jobs=1, **objective_kwargs) -> SubmodularityReport:
+                         info_sizes=None, inference=None, n_jobs=1,
+                         **objective_kwargs) -> SubmodularityReport:
     """Diminishing-returns diagnostics of a set function (module docstring).
 
     Parameters
@@ -328,6 +360,15 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
         when given, which must contain "random" and "greedy").
     info_method : estimator for the Theorem 5–7 terms (Contributions only; None skips them).
     info_sizes : set sizes at which those terms are computed (default ≈ 12 points).
+    inference : infodiv.inference.wiring.InferenceSettings, optional
+        With a Contributions: rerun the statistics under the refitting two-level bootstrap
+        and the label-permutation null (:func:`infodiv.inference.wiring.inferential_objective`)
+        and make ``gain_slope["ci"]``, ``gain_slope["from_k2"]["ci"]``,
+        ``dr["mean_difference_ci"]`` and ``dr["significant_violation_rate"]`` those refitted
+        ones (the fixed-fit ones move to ``*_fixed_fit``), with nulls, flags, verdicts and
+        (``power_replicates`` > 0) their power. Without it the intervals are the fixed-fit
+        two-level example bootstrap of per-example set functions (none otherwise: ``ci`` is
+        NaN with a ``ci_note``); the orders-only spread is always in ``ci_mc``.
     """
     f = as_set_function(contrib_or_f, objective=objective, n_members=n_members,
                         **objective_kwargs)
@@ -346,6 +387,8 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
     greedy_order, greedy_in = greedy.order, greedy.extra["values_in_sample"]
     dr = dr_tests(f, n_triples=n_triples, n_bootstrap=n_bootstrap, alpha=alpha,
                   random_state=seeds[1], n_jobs=n_jobs)
+    if f.per_example and rand.perms is not None:  # per-example curves: example bootstrap
+        samples = np.stack([order_scores(f, p) for p in rand.perms])
     slope = gain_slope(samples, f.sign(), n_bootstrap=n_bootstrap, random_state=seeds[2])
     ratio = submodularity_ratio(f, greedy_order, random_state=seeds[3])
     curv = curvature(f, greedy_order, greedy_in)
@@ -369,5 +412,12 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
     else:
         notes.append("callable set function: no member variables, so no diversity regression "
                      "and no Theorem 5-7 information terms")
-    return SubmodularityReport(f.name, f.n_members, dr, slope, ratio, curv, fits, diversity,
-                               info, notes)
+    rep = SubmodularityReport(f.name, f.n_members, dr, slope, ratio, curv, fits, diversity,
+                              info, notes)
+    if inference is not None and is_run(contrib_or_f):
+        from .inference.wiring import inferential_objective
+
+        rep.inference = inferential_objective(contrib_or_f, objective or f.name, rep.__dict__,
+                                              inference, curve_notes=curves.notes,
+                                              **objective_kwargs)
+    return rep

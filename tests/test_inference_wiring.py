@@ -64,8 +64,16 @@ def test_existing_fields_keep_their_names_and_become_inferential(shuffled_doc):
 def test_markdown_leads_with_corrected_values_flags_and_a_final_summary(shuffled_doc):
     _, md, _ = shuffled_doc
     assert "null-corrected" in md and "Monte-Carlo error" in md
-    assert "verdict diminishing_returns: not detected" in md
-    assert "power not computed" in md and "diversity regression beta" in md
+    # power on by default: a negative verdict says how often a matched case is detected
+    assert ("verdict diminishing returns**: not detected; a matched submodular case (members "
+            "permuted independently within each class, same n) is detected with probability"
+            in md)
+    assert "with shuffled labels it fires with probability" in md
+    assert "diversity regression beta" in md
+    # the inferential, null-corrected values lead: before the descriptive lines
+    body = md.split("## accuracy")[1]
+    assert body.index("null-corrected") < body.index("f(empty)")
+    assert body.index("verdict") < body.index("submodularity ratio")
     assert md.rstrip().splitlines()[-1].startswith(("Flags", "- "))
     assert "## Flags" in md
 

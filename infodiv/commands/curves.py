@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infodiv.commands.preflight import nonneg_int
 from infodiv.commands.run import info_method_names
 from infodiv.setfunctions.registry import OBJECTIVE_NAMES
 
@@ -38,6 +39,11 @@ def configure(parser) -> None:
     parser.add_argument("--no-inference", action="store_true",
                         help="skip the two-level bootstrap and label-permutation null of "
                              "every objective (infodiv.inference): fixed-fit intervals only")
+    parser.add_argument("--power-replicates", type=nonneg_int, default=20, metavar="N",
+                        help="surrogates of each kind (conditionally independent members, "
+                             "planted XOR synergy, shuffled labels) passed through the "
+                             "verdicts' rules, so every verdict shows its detection rate "
+                             "(0 skips the power analysis)")
     parser.add_argument("--seed", type=int, default=0,
                         help="random_state of orders, splits and resampling")
     parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
@@ -54,7 +60,18 @@ def run(args) -> int:
         n_triples=args.n_triples, n_bootstrap=args.n_bootstrap, stability=args.stability,
         info_method=None if args.info_method == "none" else args.info_method,
         ridge=args.ridge, graph=not args.no_graph, seed=args.seed, n_jobs=args.n_jobs,
-        inference=not args.no_inference)
-    curves_report(contrib, out, settings, run_dir=args.run_dir)
+        inference=not args.no_inference, power_replicates=args.power_replicates)
+    doc = curves_report(contrib, out, settings, run_dir=args.run_dir)
+    for line in verdict_summary(doc):
+        print(line)
     print(f"infodiv curves: wrote {out}/report.json, report.md and figures")
     return 0
+
+
+def verdict_summary(doc: dict) -> list[str]:
+    """The final summary: every objective's verdicts, each with its detection rate."""
+    lines = []
+    for name, res in (doc.get("objectives") or {}).items():
+        for test, v in ((res.get("report") or {}).get("verdicts") or {}).items():
+            lines.append(f"infodiv curves: {name}: {test.replace('_', ' ')}: {v['text']}")
+    return lines

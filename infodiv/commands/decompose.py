@@ -24,6 +24,9 @@ def configure(parser) -> None:
     parser.add_argument("--inference", type=int, default=100, metavar="B",
                         help="example-bootstrap and label-permutation replicates of the "
                              "information terms (0 skips them)")
+    parser.add_argument("--no-every-variant", action="store_true",
+                        help="skip Figures 3/5/7 in every variant (logit, probability, paper "
+                             "Eq. 14; scale mean and sum), drawn by default")
     parser.add_argument("--seed", type=int, default=0, help="random_state of the estimators")
 
 
@@ -41,7 +44,8 @@ def run(args) -> int:
     out = args.out or root / "decompositions"
     doc = decomposition_report(contrib, out, random_state=args.seed,
                                info_methods=info_methods(args.info_method),
-                               inference=args.inference)
+                               inference=args.inference,
+                               every_variant=not args.no_every_variant)
     r = doc["run"]
     print(f"{out}: N={r['N']} M={r['M']} C={r['C']} accuracy={r['accuracy']:.4f}; "
           f"see decompositions.md")

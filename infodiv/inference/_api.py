@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from estimators.resampling import bootstrap_indices as _bootstrap_indices
-from estimators.resampling import chunk_sizes, parallel_map, spawn_generators
+from estimators.resampling import bootstrap_means, chunk_sizes, parallel_map, spawn_generators
 from extraction.contributions import Contributions
-from infodiv.curves import shapley_from_orders
+from infodiv.curves import order_scores, shapley_from_orders
 from infodiv.growth import fit_growth_laws
 from infodiv.information import error_bounds, label_entropy, member_variables, set_terms
 from infodiv.junctions import junction_curves
@@ -22,12 +22,14 @@ from infodiv.submodularity import (
     _sample_triple,
     benjamini_hochberg,
     diversity_regression,
+    dr_example_differences,
     gain_slope,
 )
 from infodiv.tables import fisher_z_mean
 
 __all__ = ["Contributions", "ReadoutSetFunction", "SetFunction", "benjamini_hochberg",
-           "chunk_sizes", "diversity_regression", "error_bounds", "fisher_z_mean",
+           "bootstrap_means", "chunk_sizes", "dr_example_differences", "gain_slope",
+           "order_scores", "diversity_regression", "error_bounds", "fisher_z_mean",
            "fit_growth_laws", "gain_slopes",
            "information_terms", "jsonable", "junction_curves", "label_entropy",
            "make_set_function", "member_variables", "parallel_map", "resample_rows",
@@ -64,8 +66,7 @@ def set_values(f: SetFunction, sets) -> np.ndarray:
     per set through ``value``.
     """
     if isinstance(f, ReadoutSetFunction):
-        z = np.stack([f.ut[np.asarray(s, dtype=np.int64)].sum(axis=0) + f.bias for s in sets])
-        return f._score_logits(z).mean(axis=1)
+        return f.set_scores(sets).mean(axis=1)
     return np.array([f.value(np.asarray(s, dtype=np.int64)) for s in sets])
 
 

@@ -1,8 +1,8 @@
-"""Number, interval, flag and power snippets shared by the inference markdown writers."""
+"""Number, interval and flag snippets shared by the inference markdown writers."""
 
 from __future__ import annotations
 
-__all__ = ["num", "interval", "flag_marks", "power_text"]
+__all__ = ["num", "interval", "flag_marks"]
 
 
 def num(x, spec: str = ".4g") -> str:
@@ -17,12 +17,3 @@ def interval(ci, spec: str = ".3g") -> str:
 def flag_marks(flags, *codes) -> str:
     """`` [FLAG code]`` for every flag record whose code is among ``codes``."""
     return "".join(f" [FLAG {f['code']}]" for f in flags or [] if f["code"] in codes)
-
-
-def power_text(verdict: dict, missing: str = "") -> str:
-    """"; a matched case ... is detected with probability p (Wilson CI, n)" or ``missing``."""
-    p = verdict.get("power")
-    if not p:
-        return missing
-    return (f"; a matched case with the effect is detected with probability {p['rate']:.2f} "
-            f"(Wilson 95% {interval(p['ci'])}, {p['n']} surrogates)")

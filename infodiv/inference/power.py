@@ -19,11 +19,19 @@ from scipy.stats import norm
 
 from estimators.validation import check_seed_sequence
 
-from ._api import benjamini_hochberg, parallel_map
+from ._api import (
+    benjamini_hochberg,
+    bootstrap_means,
+    dr_example_differences,
+    gain_slope,
+    order_scores,
+    parallel_map,
+)
 from .bootstrap import p_negative_normal, two_level_bootstrap
 from .surrogates import SURROGATES, make_surrogate
 
-__all__ = ["surrogate_power", "wilson_interval", "bootstrap_detector", "RULES"]
+__all__ = ["surrogate_power", "wilson_interval", "bootstrap_detector", "RULES",
+           "FixedFitDetector"]
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -110,3 +118,55 @@ def surrogate_power(run, detect, *, kinds=SURROGATES, n_replicates: int = 20,
             out[kind][test] = {"rate": k / n_replicates, "n_detected": k, "n": n_replicates,
                                "ci": wilson_interval(k, n_replicates)}
     return out
+
+
+class FixedFitDetector:
+    """The verdicts' rules (:func:`~infodiv.inference.verdicts.decide`) on one surrogate, cheap.
+
+    For a per-example set function the set function is fitted once per surrogate (calibration,
+    cross-fitting split) and the examples are reweighted: the g(k) slope's interval is the
+    two-level example bootstrap of :func:`infodiv.submodularity.gain_slope` over ``n_orders``
+    fresh orders, each chain's difference gets the paired example bootstrap of its per-example
+    differences (:func:`infodiv.submodularity.dr_example_differences`). Refitting per resample
+    (the real run's interval) would cost B fits per surrogate; the shuffled-label rate reported
+    beside the power measures how much this shortcut changes the rule's calibration.
+    Otherwise (a set function with no per-example scores, e.g. Gaussian information) the
+    refitting two-level bootstrap of ``pipeline`` with ``n_bootstrap_refit`` resamples is used.
+    Surrogates are judged against ``reference``, the real run's label-permutation null.
+    """
+
+    def __init__(self, pipeline, reference, *, n_bootstrap: int = 200,
+                 n_bootstrap_refit: int = 30, alpha: float = 0.05):
+        self.pipeline, self.reference = pipeline, reference
+        self.n_bootstrap, self.n_bootstrap_refit = int(n_bootstrap), int(n_bootstrap_refit)
+        self.alpha = alpha
+
+    def statistics(self, run, rng) -> dict:
+        """:func:`~infodiv.inference.verdicts.decide`'s input on ``run``."""
+        from .verdicts import stats_from_bootstrap
+
+        pipe = self.pipeline
+        f = pipe.set_function(run, rng)
+        if not f.per_example:
+            interval = "centred" if pipe.objective.startswith("mi_") else "percentile"
+            boot = two_level_bootstrap(run, pipe, n_bootstrap=self.n_bootstrap_refit, n_mc=2,
+                                       interval=interval, random_state=rng, progress=False)
+            return stats_from_bootstrap(boot)
+        perms = [rng.permutation(f.n_members) for _ in range(pipe.n_orders)]
+        samples = np.stack([order_scores(f, p) for p in perms])
+        slope = gain_slope(samples, f.sign(), n_bootstrap=self.n_bootstrap, random_state=rng)
+        out = {"gain_slope": {"value": slope["slope"], "ci": slope["ci"]}}
+        triples = pipe.triples(f.n_members)
+        if triples:
+            d, _ = dr_example_differences(f, triples)
+            boot = bootstrap_means(d, self.n_bootstrap, random_state=rng)
+            mean = boot.mean(axis=1)
+            out["dr_mean_difference"] = {"value": float(d.mean()),
+                                         "ci": tuple(np.percentile(mean, [2.5, 97.5]))}
+            out["dr_differences"] = {"value": d.mean(axis=0), "se": boot.std(axis=0, ddof=1)}
+        return out
+
+    def __call__(self, run, rng) -> dict:
+        from .verdicts import decide
+
+        return decide(self.statistics(run, rng), self.reference, self.alpha)

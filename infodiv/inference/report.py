@@ -19,12 +19,19 @@ from __future__ import annotations
 import numpy as np
 
 from ._api import benjamini_hochberg, jsonable
-from ._text import flag_marks, interval, num, power_text
+from ._text import flag_marks, interval, num
 from .bootstrap import p_negative_normal, p_nonnegative
 from .flags import check_bounds, check_dimension, check_failures, check_information, summary_lines
 from .nulls import infer
 from .pipelines import GROWTH_LAWS, INFORMATION_STATISTICS, LABEL_FREE, CurvePipeline
-from .power import bootstrap_detector, surrogate_power
+from .power import FixedFitDetector, surrogate_power
+from .verdicts import (
+    NullReference,
+    corrected_violations,
+    decide,
+    stats_from_bootstrap,
+    verdict_docs,
+)
 
 __all__ = ["curve_inference", "curve_inference_markdown", "POWER_TESTS", "MC_LABEL"]
 
@@ -91,31 +98,12 @@ def _flags(run, inf) -> list:
     return flags
 
 
-def _verdicts(doc, alpha) -> dict:
-    gs, dr = doc["gain_slope"], doc["dr"]
-    out = {"diminishing_returns": {
-        "detected": bool(gs["ci"][1] < 0 and gs.get("p", 0.0) < alpha),
-        "rule": f"g(k) slope CI below 0 and null p(less) < {alpha}"},
-        "violations": {"detected": dr["any_significant"],
-                       "rule": f"any triple BH-significant at {alpha}"}}
-    power = doc.get("power")
-    if power:
-        ci = power.get("conditionally_independent", {})
-        syn = power.get("planted_synergy", {})
-        null = power.get("shuffled_labels", {})
-        out["diminishing_returns"]["power"] = ci.get("diminishing_returns")
-        out["diminishing_returns"]["false_positive"] = null.get("diminishing_returns")
-        out["violations"]["power"] = syn.get("violations")
-        out["violations"]["false_positive"] = null.get("violations")
-    return out
-
-
 def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap: int = 200,
                     n_permutations: int = 200, n_mc: int = 10, n_orders: int = 20,
                     n_triples: int = 100, alpha: float = 0.05, growth_laws: bool = True,
                     growth_replicates: int = 50,
-                    information: bool = True, power_replicates: int = 0,
-                    power_bootstrap: int = 50, triples=None, random_state=0, n_jobs=1,
+                    information: bool = True, power_replicates: int = 20,
+                    power_bootstrap: int = 30, triples=None, random_state=0, n_jobs=1,
                     progress: bool = True, **objective_kwargs) -> dict:
     """Run the curve statistics of ``objective`` under the two-level bootstrap and the
     label-permutation null, with flags and (``power_replicates`` > 0) surrogate power.
@@ -127,8 +115,10 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
     n_bootstrap, n_permutations, n_mc : outer resamples B, permutations K, fixed-example reruns
     n_orders : random orders per replicate (inner level); n_triples : fixed DR chains
     growth_replicates : about how many replicates fit the growth laws (each fit ~0.5 s)
-    power_replicates : surrogates of each kind (≥ 20 for a real run; 0 skips the power)
-    power_bootstrap : outer resamples of the detector run on each surrogate
+    power_replicates : surrogates of each kind (default 20; 0 skips the power)
+    power_bootstrap : refitted resamples of the detector on each surrogate when the objective
+        has no per-example scores (per-example ones reuse one fit and B resamples:
+        :class:`~infodiv.inference.power.FixedFitDetector`)
     triples : DR chains ``(A, B, x)`` to use (default: ``n_triples`` drawn from the seed)
     random_state : int, default 0
     **objective_kwargs : passed to the set function (e.g. ``ridge``)
@@ -179,18 +169,30 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
     if information:
         doc["information"] = {k: _scalar(inf, k) for k in INFORMATION_STATISTICS}
     doc["flags"] = [f.to_dict() for f in _flags(run, inf)]
+    ref = NullReference.from_null(inf.null)
+    if doc["dr"] is not None and ref.triples_mean is not None:
+        sig = corrected_violations(b["dr_differences"].value, b["dr_differences"].se,
+                                   ref.triples_mean, alpha)
+        doc["dr"].update(significant_corrected=sig,
+                         significant_violation_rate_corrected=float(sig.mean()))
     if power_replicates:
         small = CurvePipeline(objective, n_orders=max(4, n_orders // 2),
-                              n_triples=pipe.n_triples, information=False,
+                              n_triples=pipe.n_triples, information=False, diversity=False,
                               triple_seed=pipe.triple_seed, triples=triples, **objective_kwargs)
-        detect = bootstrap_detector(small, POWER_TESTS, n_bootstrap=power_bootstrap)
+        detect = FixedFitDetector(small, ref, n_bootstrap=n_bootstrap,
+                                  n_bootstrap_refit=power_bootstrap, alpha=alpha)
         doc["power"] = surrogate_power(run, detect, n_replicates=power_replicates,
                                        random_state=random_state, n_jobs=n_jobs,
                                        progress=progress)
-        doc["power"]["detector"] = {"n_bootstrap": power_bootstrap,
-                                    "n_orders": small.n_orders, "tests": POWER_TESTS,
-                                    "note": "interval rules only (no null per surrogate)"}
-    doc["verdicts"] = _verdicts(doc, alpha)
+        doc["power"]["detector"] = {
+            "rules": "the verdicts' own (infodiv.inference.verdicts.decide), judged against "
+                     "the real run's label-permutation null",
+            "n_orders": small.n_orders, "n_triples": small.n_triples,
+            "n_bootstrap": n_bootstrap, "n_bootstrap_refit": power_bootstrap,
+            "fit": "per-example objectives: fitted once per surrogate, examples reweighted; "
+                   "others: refitted on every resample"}
+    doc["verdicts"] = verdict_docs(decide(stats_from_bootstrap(b), ref, alpha),
+                                   doc.get("power"), alpha)
     return jsonable(doc)
 
 
@@ -238,8 +240,7 @@ def curve_inference_markdown(doc) -> str:
             _row_flags(doc, *codes))
     lines += [""]
     for name, v in doc["verdicts"].items():
-        word = "detected" if v["detected"] else "not detected"
-        lines.append(f"- **{name}**: {word} ({v['rule']}){power_text(v)}.")
+        lines.append(f"- **{name}**: {v['text']} (rule: {v['rule']}).")
     if dr:
         lines.append(f"- BH-significant violation rate {dr['significant_violation_rate']:.3f} "
                      f"of {dr['n_triples']} triples ({dr['test']}).")

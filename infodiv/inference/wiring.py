@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._text import flag_marks, interval, num, power_text
+from ._text import flag_marks, interval, num
 from .flags import Flag, check_bounds, check_information, flags_from_curve_notes, summary_lines
 from .report import MC_LABEL, curve_inference
 
 __all__ = ["InferenceSettings", "settings_from", "inferential_objective", "inference_lines",
+           "verdict_lines",
            "information_inference", "information_inference_lines", "flag_records",
            "depth_inference", "depth_lines", "selection_inference"]
 
@@ -43,8 +44,8 @@ class InferenceSettings:
     n_null: int = 200           # label permutations K
     inner_orders: int = 20      # random orders per replicate
     n_mc: int = 10              # fixed-example reruns (Monte-Carlo error)
-    power_replicates: int = 0   # surrogates per kind (>= 20 on a real run; 0 skips)
-    power_bootstrap: int = 50
+    power_replicates: int = 20  # surrogates per kind (0 skips the power)
+    power_bootstrap: int = 30   # refitted resamples per surrogate (objectives not per example)
     growth_replicates: int = 50  # bootstrap replicates that refit the growth laws (0 skips)
     alpha: float = 0.05
     seed: int = 0
@@ -75,10 +76,10 @@ def _triples(dr):
 
 
 def _move_slope(old: dict, new: dict, label: str) -> None:
-    old["ci_mc"] = old.pop("ci")
-    old["ci_mc_label"] = MC_LABEL + ": orders resampled, examples fixed"
-    if "p_nonnegative" in old:
-        old["p_nonnegative_mc"] = old.pop("p_nonnegative")
+    for key in ("ci", "p_nonnegative", "ci_label", "ci_note"):  # the fixed-fit example ones
+        if key in old:
+            old[f"{key}_fixed_fit"] = old.pop(key)
+    old.setdefault("ci_mc_label", MC_LABEL)
     old.update(ci=new["ci"], ci_label=label,
                n_bootstrap=new["n_bootstrap"], corrected=old["slope"] - new["null"]["mean"],
                corrected_ci=[c + old["slope"] - new["slope"] for c in new["corrected_ci"]],
@@ -87,13 +88,17 @@ def _move_slope(old: dict, new: dict, label: str) -> None:
 
 def _move_dr(old: dict, new: dict) -> None:
     for key in ("mean_difference_ci", "significant_violation_rate", "p_values", "significant",
-                "ci_low", "ci_high", "any_significant"):
+                "ci_low", "ci_high", "any_significant", "mean_difference_ci_label",
+                "mean_difference_ci_mc", "mean_difference_ci_mc_label"):
         if key in old:
             old[f"{key}_fixed_fit"] = old.pop(key)
     for key in ("mean_difference_ci", "mean_difference_ci_mc", "significant_violation_rate",
                 "any_significant", "p_values", "significant", "ci_low", "ci_high", "test",
-                "alpha"):
-        old[key] = new[key]
+                "alpha", "significant_corrected", "significant_violation_rate_corrected"):
+        if key in new:
+            old[key] = new[key]
+    old["mean_difference_ci_label"] = "example bootstrap, everything refitted (chains fixed)"
+    old["mean_difference_ci_mc_label"] = MC_LABEL
     # n_bootstrap stays the fixed-fit DR bootstrap's; the refitted one is n_resamples
     old["n_resamples"] = new["n_bootstrap"]
     old.update(mean_difference_null=new["mean_difference_null"],
@@ -164,10 +169,6 @@ def _flag_marks(rep, *codes) -> str:
     return flag_marks(rep.get("flags", []), *codes)
 
 
-def _power(v) -> str:
-    return power_text(v, "; power not computed (run with power replicates >= 20)")
-
-
 def inference_lines(rep: dict) -> list[str]:
     """Markdown lines of one objective's inferential results (module docstring)."""
     gs, dr = rep["gain_slope"], rep.get("dr") or {}
@@ -189,7 +190,8 @@ def inference_lines(rep: dict) -> list[str]:
                      f"{_g(dr['mean_difference'])}, 95% CI {_ci(dr['mean_difference_ci'])}; "
                      f"null mean {_g(nul['mean'])} {_ci(nul['interval'])}, p = {_g(nul['p'])}"
                      f"; BH-significant violation rate {_g(dr['significant_violation_rate'])} "
-                     f"of {len(dr.get('p_values') or [])} triples.")
+                     f"of {len(dr.get('p_values') or [])} triples (null-corrected: "
+                     f"{_g(dr.get('significant_violation_rate_corrected'))}).")
     div = rep.get("diversity") or {}
     if "beta_ci" in div:
         nul = div.get("beta_null") or {}
@@ -210,10 +212,13 @@ def inference_lines(rep: dict) -> list[str]:
                      f"{_g(s['corrected'])} {_ci(s['corrected_ci'])} bits; observed "
                      f"{_g(s['value'])}; null mean {_g(s['null']['mean'])}, p = "
                      f"{_g(s['p'])}.")
-    for name, v in (rep.get("verdicts") or {}).items():
-        word = "detected" if v["detected"] else "not detected"
-        lines.append(f"- verdict {name}: {word} ({v['rule']}){_power(v)}.")
     return lines
+
+
+def verdict_lines(rep: dict) -> list[str]:
+    """One line per verdict: its sentence (power beside it) and its rule."""
+    return [f"- **verdict {name.replace('_', ' ')}**: {v['text']} (rule: {v['rule']})."
+            for name, v in (rep.get("verdicts") or {}).items()]
 
 
 def flag_records(doc: dict) -> list:

@@ -19,9 +19,9 @@ from ..inference.flags import summary_lines
 from ..inference.wiring import (
     flag_records,
     inference_lines,
-    inferential_objective,
     selection_inference,
     settings_from,
+    verdict_lines,
 )
 from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
 from ..runs import run_names
@@ -56,7 +56,9 @@ class CurvesSettings:
     inference: bool = True
     inference_resamples: int | None = None
     inference_null: int | None = None
-    power_replicates: int = 0
+    #: surrogates of each kind (conditionally independent, planted XOR, shuffled labels)
+    #: through the verdicts' rules: detection rates beside every verdict (0 skips)
+    power_replicates: int = 20
     #: example resamples of the selection comparison (greedy vs best-of-random vs prefix;
     #: each resample reruns greedy on both halves: 0 skips)
     inference_selection: int = 0
@@ -71,16 +73,16 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
     kw = {"ridge": s.ridge}
     lc = layer_curves(contrib, objective=obj, n_permutations=s.n_permutations,
                       random_state=s.seed, n_jobs=s.n_jobs, **kw)
+    # with inference the report's fields become the refitted inferential ones
     rep = submodularity_report(contrib, objective=obj, curves=lc, n_triples=s.n_triples,
                                n_bootstrap=s.n_bootstrap, random_state=s.seed,
-                               info_method=s.info_method, n_jobs=s.n_jobs, **kw)
+                               info_method=s.info_method, n_jobs=s.n_jobs,
+                               inference=settings_from(s) if s.inference else None, **kw)
     rep_doc = rep.to_dict()
-    inference = None
-    if s.inference:  # the report's fields become inferential (infodiv.inference.wiring)
-        inference = inferential_objective(contrib, obj, rep_doc, settings_from(s),
-                                          curve_notes=lc.notes, **kw)
+    inference = rep.inference
     label = run_label(contrib)   # model, task and N in every title
-    plot_layer_curves(lc, out / f"curves_{obj}.png", title=label)
+    band = None if inference is None else inference["mean_curve"]
+    plot_layer_curves(lc, out / f"curves_{obj}.png", title=label, band=band)
     plot_gains(lc, rep_doc["gain_slope"], out / f"gains_{obj}.png", title=label)
     plot_shapley(lc, contrib.names, out / f"shapley_{obj}.png", title=label)
     rep_doc["dr"].pop("triples", None)
@@ -167,21 +169,29 @@ def _objective_lines(res: dict) -> list[str]:
     rep = res["report"]
     dr, sl, fits, ratio = rep["dr"], rep["gain_slope"], rep["fits"], rep["ratio"]
     rnd = cur["random"]
+    if "null" in sl:   # refitted intervals with nulls and verdicts with power: they lead
+        lead = [*verdict_lines(rep), *inference_lines(rep)]
+    else:
+        mc = sl.get("ci_mc") or [None, None]
+        lead = [
+            "- no inference (no null, no verdict): the intervals keep each set function's fit.",
+            f"- gain profile slope {fmt(sl['slope'], '.3g')}, 95% CI "
+            f"[{fmt_list(sl['ci'], '.3g')}] ({sl.get('ci_label', 'no example resampling')}; "
+            f"negative = diminishing returns on average); without g(1): "
+            f"{fmt(sl['from_k2']['slope'], '.3g')} [{fmt_list(sl['from_k2']['ci'], '.3g')}]; "
+            f"Monte-Carlo error (orders only) [{fmt_list(mc, '.3g')}].",
+            f"- DR tests: significant (BH) {fmt(dr['significant_violation_rate'], '.3g')}, "
+            f"mean rho_x(A) - rho_x(B) = {fmt(dr['mean_difference'], '.3g')} CI "
+            f"[{fmt_list(dr['mean_difference_ci'] or [None, None], '.3g')}]."]
     lines = [
+        *lead,
+        f"- raw DR violation rate (triples with d < 0, no test) "
+        f"{fmt(dr['violation_rate'], '.3f')} of {dr.get('n_triples')}.",
         f"- f(empty) = {fmt(rnd['values'][0])}, f(V) = {fmt(rnd['values'][-1])} "
         f"({res['curves']['units'] or 'units of the metric'}).",
         "- greedy held-out at k = 1, M/4, M/2: "
         + fmt_list([cur["greedy"]["values"][k] for k in marks]) + " (in-sample: "
         + fmt_list([cur["greedy"]["values_in_sample"][k] for k in marks]) + ")",
-        f"- gain profile slope {fmt(sl['slope'], '.3g')}, 95% CI "
-        f"[{fmt_list(sl['ci'], '.3g')}] (negative = diminishing returns on average); "
-        f"without g(1): {fmt(sl['from_k2']['slope'], '.3g')} "
-        f"[{fmt_list(sl['from_k2']['ci'], '.3g')}].",
-        f"- DR tests: violation rate {fmt(dr['violation_rate'], '.3f')}, significant "
-        f"(BH) {fmt(dr['significant_violation_rate'], '.3g')}, mean rho_x(A) - rho_x(B) = "
-        f"{fmt(dr['mean_difference'], '.3g')} CI "
-        f"[{fmt_list(dr['mean_difference_ci'] or [None, None], '.3g')}].",
-        *inference_lines(rep),
         f"- submodularity ratio along greedy: min {fmt(ratio['min'], '.3g')}, median "
         f"{fmt(ratio['median'], '.3g')}, fraction < 1 {fmt(ratio['fraction_below_1'], '.3g')}; "
         f"total curvature {fmt(rep['curvature']['total'], '.3g')}.",

@@ -167,7 +167,7 @@ def decomposition_markdown(doc: dict) -> str:
 
 def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussian", "copula"),
                          progress: bool = False, inference: int = 100,
-                         every_variant: bool = False) -> dict:
+                         every_variant: bool = True) -> dict:
     """Compute every decomposition of one run and write ``decompositions.{json,md}`` + figures.
 
     Parameters
@@ -184,11 +184,12 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
         (:func:`infodiv.inference.wiring.information_inference`: null-corrected values, their
         intervals, p-values and flags, printed first) and of the depth estimand (truncated
         model vs member subsets, :func:`infodiv.inference.wiring.depth_inference`); 0 skips.
-    every_variant : bool, default False
-        Also Figures 3/5/7 in every variant (logit, probability, Eq. 14; scale mean and sum),
+    every_variant : bool, default True
+        Figures 3/5/7 in every variant (logit, probability, Eq. 14; scale mean and sum),
         the Figure-3 p-values from ``max(20, inference)`` example resamples with the series
         recomputed (:func:`infodiv.inference.variant_figures.figures_in_every_variant`;
-        seven more figures, several seconds).
+        seven more figures, several seconds; False skips them: ``infodiv decompose
+        --no-every-variant``).
 
     Returns
     -------

@@ -208,7 +208,7 @@ def _curve_rows(cur: dict, n) -> list[dict]:
         for name, v in (rep.get("verdicts") or {}).items():
             if isinstance(v, dict) and "detected" in v:
                 rows.append(_row(sec, f"verdict: {name.replace('_', ' ')}", bool(v["detected"]),
-                                 estimator=str(v.get("rule", "")), n=n))
+                                 estimator=str(v.get("text") or v.get("rule", "")), n=n))
         for name, term in (rep.get("information_inference") or {}).items():
             if isinstance(term, dict) and "value" in term:
                 ci = term.get("ci") or [None, None]

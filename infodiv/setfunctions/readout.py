@@ -172,14 +172,26 @@ class ReadoutSetFunction(SetFunction):
         cand = np.asarray(candidates, dtype=np.int64)
         return self._candidate_scores(state, cand, -1.0).mean(axis=1)
 
-    def order_values(self, order) -> np.ndarray:
-        """f of every prefix of ``order`` at once (cumulative sums, one batched scoring)."""
+    def set_scores(self, sets) -> np.ndarray:
+        """Per-example scores ``[K, N]`` of K member sets in one batched scoring (calibrated:
+        one batched calibration fit)."""
+        z = np.stack([self.ut[check_members(s, self.n_members)].sum(axis=0) + self.bias
+                      for s in sets])
+        return self._score_logits(z)
+
+    def order_scores(self, order) -> np.ndarray:
+        """Per-example scores ``[M+1, N]`` of every prefix of ``order`` (cumulative sums, one
+        batched scoring)."""
         order = check_members(order, self.n_members)
         z = np.empty((len(order) + 1,) + self.bias.shape)
         z[0] = self.bias
         np.cumsum(self.ut[order], axis=0, out=z[1:])
         z[1:] += self.bias
-        return self._score_logits(z).mean(axis=1)
+        return self._score_logits(z)
+
+    def order_values(self, order) -> np.ndarray:
+        """f of every prefix of ``order`` at once (the means of :meth:`order_scores`)."""
+        return self.order_scores(order).mean(axis=1)
 
     def add(self, state, j):
         return self._state(state.members + [int(j)], state.total + self.ut[j], state, j, 1.0)
