@@ -50,8 +50,33 @@ def ennemi_table(res: dict) -> str:
 
 
 def lnc_table(res: dict) -> str:
-    lines = ["| task | alpha | RMSE (nats) |", "|---|---|---|"]
-    for r in res.get("rows", []):
+    """Strong-dependence pairs: mean estimate (nats) per method and n."""
+    rows = res["strong_dependence"]
+    methods = [m for m in rows[0] if isinstance(rows[0][m], dict)]
+    lines = ["| case | n | truth | " + " | ".join(methods) + " |",
+             "|---" * (len(methods) + 3) + "|"]
+    for r in rows:
+        lines.append(f"| {r['case']} | {r['n']} | {r['truth_nats']:.3f} | " + " | ".join(
+            f"{r[m]['mean']:.3f} ± {r[m]['sd']:.3f}" for m in methods) + " |")
+    return "\n".join(lines)
+
+
+def lnc_groundtruth_table(res: dict) -> str:
+    """Ground-truth suite: RMSE (bits) of the quantities LNC covers."""
+    lines = ["| case | quantity | truth (bits) | knn k=3 (default) | KSG standardize k=2D | "
+             "lnc k=max(5,D) | lnc k=2D |", "|---|---|---|---|---|---|---|"]
+    for r in res["groundtruth"]:
+        cells = [v for v in r["methods"].values()]
+        if any("not_covered" in v for v in cells):
+            continue
+        lines.append(f"| {r['case']} | {r['quantity']} | {r['true_bits']:.3f} | "
+                     + " | ".join(f"{v['rmse']:.4f}" for v in cells) + " |")
+    return "\n".join(lines)
+
+
+def npeet_lnc_table(res: dict) -> str:
+    lines = ["| task | NPEET alpha | NPEET RMSE (nats) |", "|---|---|---|"]
+    for r in res["npeet"].get("rows", []):
         lines.append(f"| {r['task']} | {r['alpha']} | {r['rmse']:.3f} |")
     return "\n".join(lines)
 
@@ -105,7 +130,7 @@ def tc_dim_table(res: dict) -> str:
 
 def main():
     for name, fns in [("bmi.json", (bmi_table, bmi_time_table, ennemi_table)),
-                      ("bmi_lnc.json", (lnc_table,)),
+                      ("bmi_lnc.json", (lnc_table, lnc_groundtruth_table, npeet_lnc_table)),
                       ("knn.json", (speed_table, small_n_table, tc_dim_table))]:
         path = RESULTS / name
         if not path.exists():

@@ -104,7 +104,12 @@ def check_repeated_variables(blocks: list, name: str = "variables") -> None:
 
 def check_knn_dimension(dim: int, n: int, what: str, method: str) -> None:
     """Warn when a kNN estimate works in more than :data:`KNN_MAX_DIMS` joint dimensions."""
-    if dim > KNN_MAX_DIMS:
+    if dim > KNN_MAX_DIMS and method == "lnc":
+        _warn(f"method='lnc': {what} over {dim} joint continuous dimensions (n={n}) is "
+              f"unreliable above {KNN_MAX_DIMS}: the local-PCA correction overcorrects "
+              f"(measured on the BMI sparse Gaussian 25 x 25, truth 1.02 nats: 27.9 nats at "
+              f"k=50, 7.8 at k=100); use method='gaussian' or 'copula' there")
+    elif dim > KNN_MAX_DIMS:
         _warn(f"method={method!r}: {what} over {dim} joint continuous dimensions (n={n}) is "
               f"strongly biased towards 0 above {KNN_MAX_DIMS} (measured TC of equicorrelated "
               f"Gaussians at n=2000: -20% at 10 dims, -33% at 15, -66% at 61); use "

@@ -16,6 +16,7 @@ from scipy.spatial import cKDTree
 from estimators import conditional_mutual_information, mutual_information, total_correlation
 from estimators import lnc as lnc_module
 from estimators._neighbors import nearest_indices
+from estimators.diagnostics import EstimatorWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from _npeet import load_npeet  # noqa: E402
@@ -111,6 +112,12 @@ def test_lnc_validates_k_alpha_and_scope():
         conditional_mutual_information(x[:, :1], y[:, :1], x[:, 1:], method="lnc", k=4)
     with pytest.raises(TypeError, match="does not take"):
         mutual_information(x, y, method="lnc", k=4, correction="lnc")
+
+
+def test_lnc_warns_that_it_overcorrects_above_ten_dimensions():
+    x, y = _gaussian_pair(0.5, 200, 0, d=6)
+    with pytest.warns(EstimatorWarning, match="overcorrects"):
+        mutual_information(x, y, method="lnc", k=12)
 
 
 def test_nearest_indices_brute_force_matches_tree():
