@@ -1,12 +1,14 @@
 """``extract``: run a causal LM over a task and return exact per-member option logits.
 
 Pipeline (DESIGN.md 1, 2.1, 2.4): tokenise the task (``extraction.prompts.encode_task``), sort
-examples by length, run the *base* model on left-padded batches (attention mask and position ids
-``cumsum(mask) − 1``, so padding changes nothing), record every residual write at the last
-position with hooks (:mod:`extraction.capture`), and project the writes onto the option rows of
-the unembedding in float32 (:mod:`extraction.projection`). The full ``[B, T, V]`` logits are never
-formed: the model's own option logits are the final hidden state at the last position times
-``W_opt`` (plus the LM-head bias). Memory is ``O(N·M·C)`` plus one batch of activations.
+examples by length and cut them into the batches that waste the fewest padded positions
+(:mod:`extraction.batching`), run the *base* model on left-padded batches (attention mask and
+position ids ``cumsum(mask) − 1``, so padding changes nothing), record every residual write at
+the last position with hooks (:mod:`extraction.capture`), and project the writes onto the
+option rows of the unembedding in float32 (:mod:`extraction.projection`). The full
+``[B, T, V]`` logits are never formed: the model's own option logits are the final hidden
+state at the last position times ``W_opt`` (plus the LM-head bias). Memory is ``O(N·M·C)``
+plus one batch of activations.
 
 With ``out`` given, results are written in checksummed shards (:mod:`extraction.shards`) every
 ``shard_size`` examples and a rerun resumes from them; the final run directory is written
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .batching import auto_budget, plan_batches
 from .contributions import Contributions
 from .readout import (
     DEFAULT_MAX_BYTES,
@@ -34,49 +37,6 @@ from .readout import (
 )
 
 __all__ = ["extract", "plan_batches", "EXACTNESS_RTOL"]
-
-_CPU_TOKENS, _CPU_MAX_BATCH = 4096, 64
-_GPU_MAX_BATCH = 256
-
-
-def plan_batches(lengths, batch_size, token_budget: int = _CPU_TOKENS,
-                 max_batch: int = _CPU_MAX_BATCH) -> list[np.ndarray]:
-    """Length-sorted batches (longest first) as arrays of example indices.
-
-    ``batch_size`` an int: fixed-size batches. ``"auto"``: greedy batches of at most
-    ``max_batch`` examples whose padded size ``B · T_max`` stays within ``token_budget``
-    (default: the CPU budget of ``extract``).
-    """
-    lengths = np.asarray(lengths)
-    order = np.argsort(-lengths, kind="stable")
-    if batch_size != "auto":
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
-                or batch_size < 1:
-            raise ValueError(f"batch_size must be 'auto' or a positive int, got {batch_size!r}")
-        return [order[i:i + batch_size] for i in range(0, len(order), int(batch_size))]
-    batches, start = [], 0
-    while start < len(order):
-        t_max = int(lengths[order[start]])
-        size = max(1, min(max_batch, token_budget // max(t_max, 1)))
-        batches.append(order[start:start + size])
-        start += size
-    return batches
-
-
-def _auto_budget(model, device) -> tuple[int, int]:
-    import torch
-
-    if device.type != "cuda":
-        return _CPU_TOKENS, _CPU_MAX_BATCH
-    free, _ = torch.cuda.mem_get_info(device)
-    cfg = model.config
-    d = getattr(cfg, "hidden_size", 1024)
-    ff = getattr(cfg, "intermediate_size", None) or 4 * d
-    elem = next(model.parameters()).element_size()
-    # live activations of one block per token (residual, norms, q/k/v/o, MLP hidden) + slack
-    per_token = elem * (8 * d + 3 * ff) * 4
-    return max(512, int(0.4 * free / per_token)), _GPU_MAX_BATCH
-
 
 def _check_task(task) -> tuple[int, int]:
     n, c = len(task), len(task.options)
@@ -176,8 +136,10 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         ``"expert"`` (mixture-of-experts families): every routed MLP write split into one
         member per expert (zero where not routed) plus the gated shared expert.
     batch_size : "auto" or int
-        ``"auto"``: token-budgeted length-sorted batches (CPU: 4096 tokens, at most 64
-        examples; CUDA: sized from free memory).
+        An int: at most that many examples per batch. ``"auto"``: token-budgeted batches
+        (CPU: 4096 padded tokens, at most 64 examples; CUDA: sized from free memory). Either
+        way the length-sorted examples are cut where a split saves more padded positions than
+        a forward costs (:func:`extraction.batching.plan_batches`).
     out : path, optional
         Run directory; shards are written to ``.<out>.partial`` while running and the final
         directory by ``Contributions.save``.
@@ -272,8 +234,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     runner = BatchRunner(model, arch, granularity, vocab_ids, int(pad_id))
     device = runner.in_device
     if batch_size == "auto":
-        budget, max_batch = _auto_budget(model, device)
-        batches = plan_batches(lengths, "auto", budget, max_batch)
+        budget, max_batch, split_cost = auto_budget(model, device)
+        batches = plan_batches(lengths, "auto", budget, max_batch, split_cost)
     else:
         batches = plan_batches(lengths, batch_size)
     shards = _plan_shards(batches, shard_size)

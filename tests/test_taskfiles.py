@@ -95,6 +95,7 @@ def test_cli_extract_task_file_unlabelled_and_refusals(tiny_folder, tmp_path, ca
                                  "--quiet"]) == 0
     n = Contributions.load(tmp_path / "n")
     assert n.n_members == 1 + 2 + 2 * 4 and n.meta["positions"] == [-2] * 4
+    capsys.readouterr()      # the runs above may print transformers' weight-loading bar
     for bad, msg in [(["--task", "sst2"], "exactly one of --task"),
                      ([], "--task-file needs --template and --options"),
                      (["--shots", "1"], "--shots needs labelled demonstrations; 1 of 4")]:

