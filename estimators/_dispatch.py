@@ -23,7 +23,7 @@ import numpy as np
 from estimators import binned, copula, discrete
 from estimators.validation import check_k, is_discrete
 
-__all__ = ["METHODS", "Estimator", "resolve"]
+__all__ = ["METHODS", "LABEL_METHODS", "Estimator", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class _Spec:
     uses_k: bool = False
     uses_rng: bool = False                         # the backend functions take ``rng``
     transform_uses_rng: bool = False               # the transform takes ``rng``
+    labels: bool = True                            # estimates MI with a label (mixed MI)
 
 
 METHODS = {
@@ -44,7 +45,8 @@ METHODS = {
     "chain": _Spec("estimators.chain", options={"preprocess": None},
                    backend_options=("preprocess",), uses_k=True, uses_rng=True),
     "lnc": _Spec("estimators.lnc", options={"preprocess": None, "alpha": None},
-                 backend_options=("preprocess", "alpha"), uses_k=True, uses_rng=True),
+                 backend_options=("preprocess", "alpha"), uses_k=True, uses_rng=True,
+                 labels=False),
     "gaussian": _Spec("estimators.gaussian", options={"bias_correction": True},
                       backend_options=("bias_correction",), uses_rng=True),
     "copula": _Spec("estimators.gaussian", transform=copula.transform,
@@ -55,6 +57,8 @@ METHODS = {
                     options={"bins": 8, "binning": "uniform", "estimator": "plugin"},
                     backend_options=("estimator",), transform_options=("bins", "binning")),
 }
+#: the methods that estimate MI with a label, i.e. the information terms of a classifier
+LABEL_METHODS = tuple(m for m, spec in METHODS.items() if spec.labels)
 
 
 class Estimator:

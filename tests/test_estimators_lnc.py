@@ -120,6 +120,13 @@ def test_lnc_warns_that_it_overcorrects_above_ten_dimensions():
         mutual_information(x, y, method="lnc", k=12)
 
 
+def test_information_terms_do_not_offer_lnc():
+    from infodiv.commands.run import info_method_names
+
+    assert "lnc" not in info_method_names() and {"knn", "chain", "gaussian"} <= set(
+        info_method_names())
+
+
 def test_nearest_indices_brute_force_matches_tree():
     points = np.random.default_rng(1).standard_normal((400, 12))  # above TREE_MAX_DIMS
     _, expected = cKDTree(points).query(points, k=6, p=np.inf)

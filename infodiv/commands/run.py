@@ -47,10 +47,11 @@ def objective_names() -> tuple[str, ...]:
 
 
 def info_method_names() -> tuple[str, ...]:
-    """Estimator names accepted by the information terms."""
-    from estimators._dispatch import METHODS
+    """Estimator names accepted by the information terms (those that estimate MI with a label;
+    not ``lnc``, which covers continuous MI/TC only)."""
+    from estimators._dispatch import LABEL_METHODS
 
-    return tuple(METHODS)
+    return LABEL_METHODS
 
 
 def configure(parser) -> None:
