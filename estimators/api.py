@@ -176,8 +176,9 @@ def entropy(x, *, method="knn", k=3, base=2, random_state=0, **options) -> float
     ----------
     x : array-like, shape (n,) or (n, d)
         One variable. Integer data is discrete (plug-in entropy of the empirical pmf).
-    method : {"knn", "binned", "gaussian", "copula"}
-        kNN: Kozachenko-Leonenko (1987). binned: histogram, ``H(codes) + E log vol(cell)``.
+    method : {"knn", "chain", "lnc", "binned", "gaussian", "copula"}
+        kNN (and chain): Kozachenko-Leonenko (1987); lnc has no entropy (ValueError).
+        binned: histogram, ``H(codes) + E log vol(cell)``.
         gaussian: ``(d log(2 pi e) + log det Sigma) / 2`` with the bias-corrected log det.
         copula: Gaussian entropy of the normal scores plus the per-column change of variables
         (m-spacing marginal entropies).

@@ -179,11 +179,35 @@ def lnc(blocks: list[np.ndarray], k: int, alpha=None) -> float:
 
 def mutual_information(x: np.ndarray, y: np.ndarray, *, k: int = 3, rng: np.random.Generator,
                        preprocess: str | None = None, alpha=None) -> float:
-    """LNC mutual information ``I_KSG(X;Y) - <log(Vbar/V) [Vbar/V < alpha]>`` (nats).
+    """LNC mutual information (Gao, Ver Steeg & Galstyan 2015), in nats.
 
-    Gao, Ver Steeg & Galstyan (2015). ``x`` ``(n, d_x)``, ``y`` ``(n, d_y)``, prepared by
-    :func:`estimators.knn.prepare` (``preprocess=None``: :data:`DEFAULT_PREPROCESS`); needs
-    ``k >= d_x + d_y``; ``alpha=None`` is :func:`calibrated_alpha`.
+    ``I_LNC = I_KSG - (1/n) sum_i log(Vbar(i)/V(i)) [Vbar(i)/V(i) < alpha]`` with ``I_KSG``
+    the KSG algorithm-1 estimate ``psi(k) + psi(n) - <psi(n_x + 1) + psi(n_y + 1)>`` and
+    ``V``, ``Vbar`` the axis-aligned and PCA-aligned rectangles bounding the ``k`` joint
+    max-norm neighbours of sample ``i`` (module notes).
+
+    Parameters
+    ----------
+    x, y : (n, d_x) and (n, d_y) float arrays
+        Continuous variables (validated by :mod:`estimators.api`).
+    k : int
+        Neighbours; at least ``d_x + d_y`` and below ``n``.
+    rng : numpy Generator
+        Seeds the tie-breaking noise of :func:`estimators.knn.prepare`.
+    preprocess : None, "standardize", "rank" or "none"
+        Column preparation; ``None`` is :data:`DEFAULT_PREPROCESS` (``"standardize"``).
+    alpha : None or float in (0, 1)
+        Threshold on ``Vbar / V``; ``None`` is :func:`calibrated_alpha` ``(k, d_x + d_y)``.
+
+    Returns
+    -------
+    float
+        The estimate in nats (never below the KSG estimate on the same prepared data).
+
+    Raises
+    ------
+    ValueError
+        If ``k >= n``, ``k < d_x + d_y`` or ``alpha`` is not in (0, 1).
     """
     k = check_k(k, x.shape[0], context="for the LNC mutual information")
     return lnc(_prepare([x, y], rng, preprocess), k, alpha)
@@ -193,7 +217,9 @@ def total_correlation(blocks: list[np.ndarray], *, k: int = 3, rng: np.random.Ge
                       preprocess: str | None = None, alpha=None) -> float:
     """LNC multi-information ``TC_KSG - <log(Vbar/V) [Vbar/V < alpha]>`` (nats).
 
-    The correction lives in the joint space of all blocks (``k >= sum_b d_b``).
+    ``TC_KSG = psi(k) + (m - 1) psi(n) - <sum_b psi(n_b + 1)>`` over the ``m`` blocks; the
+    correction lives in the joint space of all blocks, so ``k >= sum_b d_b``. Parameters,
+    returns and errors as in :func:`mutual_information`.
     """
     k = check_k(k, blocks[0].shape[0], context="for the LNC total correlation")
     return lnc(_prepare(blocks, rng, preprocess), k, alpha)
