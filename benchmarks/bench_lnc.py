@@ -24,14 +24,13 @@ import json
 import os
 import time
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
 from bench_bmi import npeet_lnc
+from bench_preprocess import suite_samples
 
 from estimators import mutual_information
-from estimators.groundtruth import cases
 
 OUT = Path(__file__).resolve().parent / "results" / "bmi_lnc.json"
 SEEDS = 5
@@ -91,11 +90,7 @@ def _continuous_dim(data) -> int:
 
 def groundtruth(n=2000):
     rows = []
-    for name, case in cases().items():
-        if name == "highdim_tc":
-            continue
-        ci = zlib.crc32(name.encode())
-        samples = [case.sample(n, np.random.default_rng([s, ci])) for s in range(SEEDS)]
+    for name, case, samples in suite_samples(n, SEEDS):
         dim = _continuous_dim(samples[0])
         settings = {"knn k=3 (default)": {"method": "knn", "k": 3},
                     f"knn standardize k=2D={2 * dim}": {"method": "knn", "k": 2 * dim,

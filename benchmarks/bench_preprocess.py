@@ -22,14 +22,20 @@ from estimators.groundtruth import cases
 OUT = Path(__file__).resolve().parent / "results" / "preprocess_groundtruth.json"
 
 
-def main(n=2000, seeds=5):
-    warnings.simplefilter("ignore")
-    rows = []
+def suite_samples(n: int, seeds: int):
+    """``(name, case, samples)`` per ground-truth case except the 61-variable one, with the
+    samples of ``infodiv validate`` (seed ``[s, crc32(name)]``)."""
     for name, case in cases().items():
         if name == "highdim_tc":
             continue
         ci = zlib.crc32(name.encode())
-        samples = [case.sample(n, np.random.default_rng([s, ci])) for s in range(seeds)]
+        yield name, case, [case.sample(n, np.random.default_rng([s, ci])) for s in range(seeds)]
+
+
+def main(n=2000, seeds=5):
+    warnings.simplefilter("ignore")
+    rows = []
+    for name, case, samples in suite_samples(n, seeds):
         for q in case.quantities:
             row = {"case": name, "quantity": q.name, "true_bits": float(q.true_bits)}
             for pre in ("standardize", "rank", "none"):
