@@ -177,3 +177,37 @@ def test_planted_xor_surrogates_show_violations_through_the_verdict_rule():
         with_xor += detect(planted_synergy(base, n_pairs=2, random_state=r), rng)["violations"]
         without += detect(base, rng)["violations"]
     assert with_xor >= 3 and without <= 1
+
+
+def test_figures_in_every_variant_are_the_default_with_a_switch_off():
+    import argparse
+    import inspect
+
+    from infodiv.commands import decompose
+    from infodiv.reports.decomposition import decomposition_report
+
+    assert inspect.signature(decomposition_report).parameters["every_variant"].default is True
+    parser = argparse.ArgumentParser()
+    decompose.configure(parser)
+    assert parser.parse_args(["x"]).no_every_variant is False
+    assert parser.parse_args(["x", "--no-every-variant"]).no_every_variant is True
+
+
+def test_mean_curve_band_is_the_inferential_one_and_mc_is_labelled():
+    from infodiv.curves import layer_curves
+    from infodiv.reports.figures import plot_layer_curves
+
+    run = dependent_ensemble(120, 5, signal=0.5, rho=0.4, random_state=0)
+    lc = layer_curves(run, objective="accuracy", n_permutations=10)
+    k = np.arange(6)
+    band = {"ci_low": 0.3 + 0 * k, "ci_high": 0.9 + 0 * k}
+    fig = plot_layer_curves(lc, None, band=band)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("examples resampled" in t for t in labels)
+    assert any(t.startswith("Monte-Carlo error") for t in labels)
+    shaded = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert shaded.min() == pytest.approx(0.3) and shaded.max() == pytest.approx(0.9)
+    off = plot_layer_curves(lc, None)
+    texts = [t.get_text() for t in off.axes[0].get_legend().get_texts()]
+    assert not off.axes[0].collections and any("inference off" in t for t in texts)

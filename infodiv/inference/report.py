@@ -16,6 +16,8 @@ and again at the end.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ._api import benjamini_hochberg, jsonable
@@ -123,6 +125,7 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
     random_state : int, default 0
     **objective_kwargs : passed to the set function (e.g. ``ridge``)
     """
+    c0 = time.process_time()
     n_total = n_bootstrap + n_permutations + n_mc
     pipe = CurvePipeline(objective, n_orders=n_orders, n_triples=n_triples,
                          growth_laws=growth_laws, information=information, triples=triples,
@@ -175,6 +178,7 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
                                    ref.triples_mean, alpha)
         doc["dr"].update(significant_corrected=sig,
                          significant_violation_rate_corrected=float(sig.mean()))
+    c1 = time.process_time()
     if power_replicates:
         small = CurvePipeline(objective, n_orders=max(4, n_orders // 2),
                               n_triples=pipe.n_triples, information=False, diversity=False,
@@ -193,6 +197,8 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
                    "others: refitted on every resample"}
     doc["verdicts"] = verdict_docs(decide(stats_from_bootstrap(b), ref, alpha),
                                    doc.get("power"), alpha)
+    # this process's CPU seconds (joblib workers not included when n_jobs > 1)
+    doc["cpu_s"] = {"inference": c1 - c0, "power": time.process_time() - c1}
     return jsonable(doc)
 
 
