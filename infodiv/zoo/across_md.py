@@ -105,9 +105,38 @@ def _truncated(doc) -> list[str]:
     return lines
 
 
+def _verdicts(records) -> list[str]:
+    rows = [r for r in records if r.get("curves")]
+    if not rows:
+        return []
+    lines = ["", "## Curve inference per model (infodiv curves report, refitted example "
+             "bootstrap + label-permutation null)", "",
+             "g(k) from k = 2: slope of the gain profile without the first member; "
+             "DR = diminishing returns detected (CI and null-corrected CI below 0, null p < "
+             "0.05); viol. = BH-significant null-corrected violation rate.", "",
+             "| model | objective | B | g(k) slope (k >= 2) [95%] | null-corrected [95%] | "
+             "p | DR | viol. |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for obj, c in r["curves"].items():
+            g = c["gain_slope"]["from_k2"]
+            if g.get("slope") is None:
+                continue
+            ci, cc = g.get("ci") or [np.nan, np.nan], g.get("corrected_ci") or [np.nan, np.nan]
+            cor = np.nan if g.get("corrected") is None else g["corrected"]
+            p = "-" if g.get("p") is None else f"{g['p']:.3f}"
+            dr = c["verdicts"].get("diminishing_returns")
+            vr = c.get("significant_violation_rate")
+            lines.append(f"| {r['model']} | {obj} | {c.get('n_resamples') or '-'} | "
+                         f"{_pair(g['slope'], ci, '.4g')} | {_pair(cor, cc, '.4g')} | {p} | "
+                         f"{'-' if dr is None else ('yes' if dr else 'no')} | "
+                         f"{'-' if vr is None else f'{vr:.2f}'} |")
+    return lines
+
+
 def across_markdown(doc, records) -> str:
     """The across-depth sections of ``summary.md``."""
-    lines = _by_depth(doc) + _growth(doc) + _table1(doc) + _truncated(doc)
+    lines = (_by_depth(doc) + _growth(doc) + _table1(doc) + _truncated(doc)
+             + _verdicts(records))
     probe = [r for r in records if r.get("probe_null")]
     if probe:
         lines += ["", "## Probe lower bound on I(U;Y) with its label-permutation null", "",

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["checkpoints", "extract_heldout", "headline", "information_inference",
-           "run_analyses", "report_zoo"]
+           "curves_settings", "run_analyses", "curve_summary", "zoo_figures", "report_zoo"]
 
 
 def checkpoints(root) -> list[Path]:
@@ -257,6 +257,32 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
     return status
 
 
+def curve_summary(report_json) -> dict:
+    """Per objective of a curves ``report.json``: the verdicts (detected or not), the gain
+    slope g(k) (all k and from k = 2) with its refitted interval, null-corrected value and
+    label-null p, and the BH-significant violation rate; ``{}`` when the file is absent."""
+    path = Path(report_json)
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text())
+    out = {}
+    for obj, entry in doc.get("objectives", {}).items():
+        rep = entry.get("report") or {}
+        slopes = {}
+        for key, g in (("all", rep.get("gain_slope") or {}),
+                       ("from_k2", (rep.get("gain_slope") or {}).get("from_k2") or {})):
+            slopes[key] = {k: g.get(k) for k in ("slope", "ci", "corrected", "corrected_ci")}
+            slopes[key]["p"] = (g.get("null") or {}).get("p")
+        out[obj] = {"verdicts": {k: v.get("detected")
+                                 for k, v in (rep.get("verdicts") or {}).items()},
+                    "gain_slope": slopes,
+                    "significant_violation_rate": (rep.get("dr") or {}).get(
+                        "significant_violation_rate"),
+                    "n_resamples": ((rep.get("gain_slope") or {}).get("from_k2") or {}).get(
+                        "n_bootstrap")}
+    return out
+
+
 def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
                curves=None, info_method: str = "gaussian", n_bootstrap: int = 200,
                n_permutations: int = 200, n_resamples: int = 100, probe_null: int = 50,
@@ -317,6 +343,7 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         row["probe_null"] = points[name].get("probe_null")
         row["analyses"] = run_analyses(out / "contributions" / name, out / name, analyses,
                                        curves=curves, log=log)
+        row["curves"] = curve_summary(out / name / "curves" / "report.json")
         records.append(row)
     if only:
         return records
