@@ -8,9 +8,12 @@ the same command continues where it stopped (finished models are skipped, an int
 resumes from its last checkpoint) and says so. Bad settings: one line, exit 2.
 
 ``infodiv zoo finetune`` fine-tunes a pretrained model (default the SmolLM2-135M-Instruct alias)
-on the same rows into ``<root>/finetune/<name>`` (resumable). ``infodiv zoo report`` extracts
-every finished checkpoint on the 2000 held-out rows into ``<out>/contributions/<model>``, runs the
-toolkit's analyses and writes ``<out>/summary.json`` and the across-depth summary.
+on the same rows into ``<root>/finetune/<name>`` (resumable); with ``--train-top K`` the frozen
+bottom's output on the visited training prompts is computed once and cached (exact; see
+:mod:`infodiv.zoo.prefix`). ``infodiv zoo report`` extracts every finished checkpoint on the
+2000 held-out rows into ``<out>/contributions/<model>``, runs the toolkit's analyses (the curve
+inference at ``--curves-inference`` resamples/permutations) and writes ``<out>/summary.json``,
+the across-depth summary with intervals over seeds and examples (``--resamples``) and Table 1.
 """
 
 from __future__ import annotations
