@@ -1,7 +1,11 @@
 """LNC (``method="lnc"``, Gao, Ver Steeg & Galstyan 2015) against KSG; writes
 benchmarks/results/bmi_lnc.json.
 
-Three parts (the BMI tasks themselves are columns of bench_bmi.py -> bmi.json):
+Four parts (the BMI tasks themselves are columns of bench_bmi.py -> bmi.json):
+
+* ``alpha_rules``: the calibrated threshold (bias <= 0.002 nats on locally uniform
+  neighbourhoods) against a fixed 0.5% quantile of ``Vbar / V`` there, on independent and
+  rho = 0.999999 Gaussian pairs, k = 3, 5, 8 (n = 1000, 10 seeds);
 
 * ``strong_dependence``: the paper's regime, bivariate Gaussians with ``rho`` up to 0.999999
   (``I = -log(1 - rho^2) / 2``) and ``Y = X + U(0, a)`` with ``X ~ U(0, 1)``
@@ -83,6 +87,35 @@ def strong_dependence(ns=(1000, 5000)):
     return rows
 
 
+def alpha_rules(n=1000, seeds=10):
+    """The calibrated alpha (added bias <= UNIFORM_BIAS on uniform neighbourhoods) against a
+    fixed 0.5% quantile of Vbar/V on uniform neighbourhoods: independent and rho = 0.999999
+    Gaussian pairs, k = 3, 5, 8, standardised, mean over seeds (nats)."""
+    from estimators.lnc import CALIBRATION_DRAWS, _uniform_ratios, calibrated_alpha
+
+    rows = []
+    for rho in (0.0, 0.999999):
+        truth, sample = _pairs()[f"gaussian rho={rho}"]
+        data = [sample(n, 200 + s) for s in range(seeds)]
+        for k in (3, 5, 8):
+            alphas = {"bias-calibrated": calibrated_alpha(k, 2),
+                      "0.5% quantile": float(np.exp(np.quantile(
+                          _uniform_ratios(k, 2, CALIBRATION_DRAWS), 0.005)))}
+            row = {"rho": rho, "k": k, "n": n, "truth_nats": float(truth),
+                   "ksg": _summary([mutual_information(x, y, k=k, base="e", random_state=s,
+                                                       preprocess="standardize")
+                                    for s, (x, y) in enumerate(data)], truth)}
+            for rule, a in alphas.items():
+                row[rule] = {"alpha": a, **_summary([mutual_information(
+                    x, y, method="lnc", k=k, alpha=a, base="e", random_state=s)
+                    for s, (x, y) in enumerate(data)], truth)}
+            rows.append(row)
+            print(f"alpha rules rho={rho} k={k}: ksg {row['ksg']['mean']:.3f} " + "  ".join(
+                f"{r} (alpha {row[r]['alpha']:.3f}) {row[r]['mean']:.3f}" for r in alphas),
+                flush=True)
+    return rows
+
+
 def _continuous_dim(data) -> int:
     return sum(a.shape[1] if a.ndim == 2 else 1 for a in data.values()
                if np.issubdtype(a.dtype, np.floating))
@@ -134,7 +167,8 @@ def main():
     warnings.simplefilter("ignore")
     t0 = time.time()
     result = {"machine": {"cpus": os.cpu_count(), "loadavg_start": os.getloadavg()},
-              "seeds": SEEDS, "strong_dependence": strong_dependence(),
+              "seeds": SEEDS, "alpha_rules": alpha_rules(),
+              "strong_dependence": strong_dependence(),
               "groundtruth": groundtruth(),
               "npeet": npeet_lnc(), "ours_at_npeet_k": ours_beside_npeet()}
     result["machine"]["loadavg_end"] = os.getloadavg()

@@ -74,6 +74,19 @@ def lnc_groundtruth_table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def alpha_rules_table(res: dict) -> str:
+    """LNC with the bias-calibrated alpha vs a fixed 0.5% quantile (nats, mean ± sd)."""
+    rules = ("bias-calibrated", "0.5% quantile")
+    lines = ["| rho | k | truth | KSG | " + " | ".join(f"lnc, {r} α" for r in rules) + " |",
+             "|---|---|---|---|---|---|"]
+    for r in res["alpha_rules"]:
+        lines.append(f"| {r['rho']} | {r['k']} | {r['truth_nats']:.3f} | "
+                     f"{r['ksg']['mean']:.3f} ± {r['ksg']['sd']:.3f} | " + " | ".join(
+                         f"{r[q]['mean']:.3f} ± {r[q]['sd']:.3f} (α = {r[q]['alpha']:.3f})"
+                         for q in rules) + " |")
+    return "\n".join(lines)
+
+
 def npeet_lnc_table(res: dict) -> str:
     lines = ["| task | NPEET alpha | NPEET RMSE (nats) |", "|---|---|---|"]
     for r in res["npeet"].get("rows", []):
@@ -130,7 +143,8 @@ def tc_dim_table(res: dict) -> str:
 
 def main():
     for name, fns in [("bmi.json", (bmi_table, bmi_time_table, ennemi_table)),
-                      ("bmi_lnc.json", (lnc_table, lnc_groundtruth_table, npeet_lnc_table)),
+                      ("bmi_lnc.json", (alpha_rules_table, lnc_table, lnc_groundtruth_table,
+                                        npeet_lnc_table)),
                       ("knn.json", (speed_table, small_n_table, tc_dim_table))]:
         path = RESULTS / name
         if not path.exists():

@@ -26,9 +26,10 @@ the ``k`` max-norm neighbours of a point, rescaled by the k-th distance, are dis
 ``k`` independent uniform points in the cube ``[-1, 1]^d`` (the ratio is scale free), so over
 :data:`CALIBRATION_DRAWS` such draws ``alpha_{k,d}`` is the largest threshold whose average
 correction is at most :data:`UNIFORM_BIAS` = 0.002 nats. Seeded and cached, so every call with
-the same ``k, d`` uses the same threshold; pass ``alpha=`` to override it. (A fixed quantile
-of ``Vbar / V`` instead adds a bias that grows as ``k`` falls, whose ratios have heavier
-tails: measured +0.018 nats at k = 3 on independent pairs, n = 1000, with a 0.5% quantile.)
+the same ``k, d`` uses the same threshold; pass ``alpha=`` to override it. (A fixed 0.5%
+quantile of ``Vbar / V`` instead adds a bias that grows as ``k`` falls, where the ratios have
+heavier tails: +0.017 / +0.007 / +0.005 nats at k = 3 / 5 / 8 on independent Gaussian pairs,
+n = 1000, against +0.004 / +0.002 / +0.003 with this rule; benchmarks/results/bmi_lnc.json.)
 
 Preprocessing: ``preprocess=None`` means ``"standardize"`` here (:data:`DEFAULT_PREPROCESS`),
 not the normal scores of ``method="knn"``: ranks put strongly dependent samples on a lattice of
