@@ -74,20 +74,26 @@ class WriteRecorder:
 
     def reset(self) -> None:
         self.writes, self._count, self._pending, self._moe = [], {}, {}, {}
+        self._gather: dict = {}
 
-    def _at(self, t) -> torch.Tensor:
+    def _at(self, t) -> tuple[torch.Tensor, bool]:
+        """The read position of every row, and whether that is a view of ``t``."""
         t = _first(t).detach()
         b = self._batch
         if t.ndim == 2:          # [B·T, d] (OPT flattens the MLP input)
             t = t.view(b, -1, t.shape[-1])
         if self.index is None:
-            return t[:, -1, :]
-        idx = self.index.to(t.device)
-        return t[torch.arange(b, device=t.device), idx, :]
+            return t[:, -1, :], True
+        rows_idx = self._gather.get(t.device)
+        if rows_idx is None:     # once per batch and device, not once per hook call
+            rows_idx = self._gather[t.device] = (torch.arange(b, device=t.device),
+                                                 self.index.to(t.device))
+        return t[rows_idx[0], rows_idx[1], :], False   # advanced indexing: a fresh tensor
 
     def _keep(self, t, dtype=torch.float32) -> torch.Tensor:
-        # copy=True: a view would keep the whole [B, T, d] activation alive
-        return self._at(t).to(self.device, dtype, copy=True)
+        x, view = self._at(t)
+        # a view would keep the whole [B, T, d] activation alive: copy it
+        return x.to(self.device, dtype, copy=view)
 
     def _embed_hook(self, module, args, kwargs):
         if not self.writes:
