@@ -72,7 +72,7 @@ def curve_parts(args) -> None:
     docs = {}
     for i, obj in enumerate(args.objectives):
         part = parts_root / obj
-        first = i == 0
+        first = i == 0 and (args.with_first or not args.parts_only)
         settings = CurvesSettings(
             objectives=(obj,), n_permutations=args.n_permutations, n_triples=args.n_triples,
             stability=args.stability if first else 0, graph=first and not args.no_graph,
@@ -94,6 +94,11 @@ def curve_parts(args) -> None:
                 "commit": _commit()}, indent=1))
         docs[obj] = json.loads((part / "report.json").read_text())
         record["parts"][obj] = json.loads(meta.read_text())
+    if args.parts_only:
+        return
+    if not record["parts"][args.objectives[0]]["stability"] and args.stability:
+        print(f"[curves] note: the first part ({args.objectives[0]}) was computed without "
+              "greedy stability; delete it to recompute", flush=True)
     merged = dict(docs[args.objectives[0]])
     merged["objectives"] = {o: d["objectives"][o] for o, d in docs.items()}
     merged["timings_s"] = {o: d["timings_s"].get(o) for o, d in docs.items()}
@@ -102,6 +107,9 @@ def curve_parts(args) -> None:
     # the report folder moves from the part to OUT: the run folder relative to OUT
     merged["run"]["dir"] = os.path.relpath(Path(root).resolve(), out.resolve())
     out.mkdir(parents=True, exist_ok=True)
+    for pattern in ("curves_*.png", "gains_*.png", "shapley_*.png", "layer_graph.*"):
+        for stale in out.glob(pattern):   # figures of an earlier report, not of these parts
+            stale.unlink()
     for d in (parts_root / o for o in args.objectives):
         for f in d.iterdir():
             if f.suffix in (".png", ".graphml") and not (f.suffix == ".graphml"
@@ -131,8 +139,9 @@ def decompositions(args) -> None:
         if not done.exists():
             print(f"[decompositions] {task}: computing", flush=True)
             t0 = time.process_time()
-            decomposition_report(contrib, out / task, info_methods=("gaussian",),
-                                 inference=args.resamples, every_variant=True)
+            if not args.correlations_only:
+                decomposition_report(contrib, part / "report", info_methods=("gaussian",),
+                                     inference=args.resamples, every_variant=True)
             t1 = time.process_time()
             corr = junction_correlations(contrib, variants=tuple(VARIANTS),
                                          leave_last=tuple(args.leave_last),
@@ -144,19 +153,21 @@ def decompositions(args) -> None:
                                         "commit": _commit()}, indent=1))
         else:
             print(f"[decompositions] {task}: reused (resume)", flush=True)
+        # the part's report replaces scripts/paper_figures.py's (inference 0) per-task folder
+        if (part / "report").is_dir():
+            shutil.copytree(part / "report", out / task, dirs_exist_ok=True)
         corr = json.loads((part / "correlations.json").read_text())
         results[task] = corr
         record["tasks"][task] = json.loads(done.read_text())
-    rows = []
     first = next(iter(results.values()))
-    keys = {(r["variant"], r["measure"], r["method"], r["left_out"]) for r in first["rows"]}
-    for key in sorted(keys):
-        avg = fisher_z_average(results, *key)
-        rows.append(avg)
-    doc = {"tasks": {t: {"rows": r["rows"], "n_points": r["n_points"],
-                         "n_bootstrap": r["n_bootstrap"], "leave_last": r["leave_last"]}
-                     for t, r in results.items()},
-           "fisher_z_average": rows,
+    keys = sorted({_row_key(r) for r in first["rows"]})
+    # keyed "variant,measure,method,left_out" (e.g. "paper_eq14/mean,diversity,pearson,0")
+    doc = {"tasks": {t: {"by_key": {_row_key(row): row for row in r["rows"]},
+                         "n_points": r["n_points"], "n_bootstrap": r["n_bootstrap"],
+                         "leave_last": r["leave_last"]} for t, r in results.items()},
+           "fisher_z_average": {k: fisher_z_average(results, *k.split(",")[:3],
+                                                    left_out=int(k.split(",")[3]))
+                                for k in keys},
            "p_value": "per task: example bootstrap with the junction series recomputed, "
                       "min(1, 2 min(#{r_b <= 0} + 1, #{r_b >= 0} + 1) / (B + 1)); across "
                       "tasks: Fisher-z average (weights K - 3) of r, interval = percentile "
@@ -169,6 +180,10 @@ def decompositions(args) -> None:
     print(f"[decompositions] wrote {out}", flush=True)
 
 
+def _row_key(row) -> str:
+    return ",".join(str(row[k]) for k in ("variant", "measure", "method", "left_out"))
+
+
 def _plot_figure3(doc, path, left_out: int = 0) -> None:
     """Figure 3 in every variant across tasks: one panel per variant (``plot_correlations``),
     a star where the bootstrap p < 0.05, the Fisher-z average as the last column."""
@@ -176,13 +191,40 @@ def _plot_figure3(doc, path, left_out: int = 0) -> None:
     from infodiv.tables import Table
 
     rows = [(r["variant"], task, r["measure"], r["method"], r["r"], r["p_bootstrap"],
-             r["n_points"]) for task, t in doc["tasks"].items() for r in t["rows"]
+             r["n_points"]) for task, t in doc["tasks"].items() for r in t["by_key"].values()
             if r["left_out"] == left_out]
     rows += [(a["variant"], "Fisher-z avg.", a["measure"], a["method"], a["r"],
-              float("nan"), a["n_tasks"]) for a in doc["fisher_z_average"]
+              float("nan"), a["n_tasks"]) for a in doc["fisher_z_average"].values()
              if a["left_out"] == left_out]
     plot_correlations(Table(("model", "task", "measure", "method", "r", "p", "n"),
                             tuple(rows), "Figure 3 in every variant"), path)
+
+
+def information(args) -> None:
+    """Eq. 13 terms of all members (Gaussian and copula) under the example bootstrap and the
+    label null, and the n, n/2, n/4 subsampling with the 1/n extrapolation of I(U;Y) and D."""
+    from infodiv.inference._api import information_terms
+    from infodiv.inference.subsampling import subsample_extrapolation
+    from infodiv.inference.wiring import information_inference
+    from infodiv.reports.serialize import write_json
+
+    contrib, _ = _load(args.run_dir)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.process_time()
+    doc = {"run": {"dir": os.path.relpath(Path(args.run_dir).resolve(), out.resolve()),
+                   "N": contrib.n_examples, "M": contrib.n_members},
+           "information": information_inference(contrib, ("gaussian", "copula"),
+                                                 n_resamples=args.resamples,
+                                                 n_null=args.resamples)}
+    doc["subsampling"] = {t: subsample_extrapolation(
+        contrib, lambda r, t=t: information_terms(r)[t], n_subsamples=5,
+        n_bootstrap=args.subsampling_resamples) for t in ("joint", "diversity")}
+    doc["cpu_s"] = time.process_time() - t0
+    doc["commit"] = _commit()
+    write_json(out / "information.json", doc)
+    print(f"[information] wrote {out / 'information.json'} ({doc['cpu_s']:.0f} CPU s)",
+          flush=True)
 
 
 def readme(args) -> None:
@@ -213,16 +255,29 @@ def main(argv=None) -> int:
     c.add_argument("--stability", type=int, default=10)
     c.add_argument("--info-method", default="gaussian")
     c.add_argument("--no-graph", action="store_true")
+    c.add_argument("--parts-only", action="store_true",
+                   help="compute the parts (none as the first: no stability/graph), no merge")
+    c.add_argument("--with-first", action="store_true",
+                   help="with --parts-only: the first objective's part is the merge's first "
+                        "(selection, greedy stability, layer graph)")
     d = sub.add_parser("decompositions", help="per-task reports and the cross-task Figure 3")
     d.add_argument("run_dirs", nargs="+")
     d.add_argument("--out", default="docs/results/decompositions")
     d.add_argument("--model", default="smollm2-135m")
     d.add_argument("--resamples", type=int, default=200)
     d.add_argument("--leave-last", type=int, nargs="+", default=[1, 5])
+    d.add_argument("--correlations-only", action="store_true",
+                   help="only the Figure-3 correlations (no per-task decomposition report)")
+    i = sub.add_parser("information", help="information terms with nulls + subsampling")
+    i.add_argument("run_dir")
+    i.add_argument("out")
+    i.add_argument("--resamples", type=int, default=200)
+    i.add_argument("--subsampling-resamples", type=int, default=200)
     r = sub.add_parser("readme", help="fill README.template.md files from the JSON")
     r.add_argument("--root", default="docs/results")
     args = ap.parse_args(argv)
-    {"curves": curve_parts, "decompositions": decompositions, "readme": readme}[args.what](args)
+    {"curves": curve_parts, "decompositions": decompositions, "information": information,
+     "readme": readme}[args.what](args)
     return 0
 
 

@@ -2,6 +2,7 @@
 # Regenerate everything under docs/results/ (except docs/results/zoo/) with the issue-9 statistics.
 #
 #   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves decompositions readme
+#                                                 # (default) and heads (M = 301, opt-in)
 #
 # Resumable: every step writes runs/.regen/<step>.done when it finishes and is skipped when that
 # marker exists (delete the marker, or the whole runs/.regen/, to redo a step); extractions resume
@@ -38,27 +39,41 @@ stage_extract() {
     step "extract-smollm2-$t-n400" infodiv extract --model smollm2-135m --task "$t" --n 400 \
       --data-dir "$DATA" --out "runs/smollm2-135m-$t-n400" --quiet
   done
-  step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
-    --granularity head --out runs/smollm2-135m-sst2-head --quiet
 }
 
 PY="python scripts/regenerate_results.py"
 OBJ4=(accuracy_calibrated cross_entropy_calibrated mi_gaussian accuracy)
 
-stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples
+stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples;
+  # power (20 surrogates x 3 kinds) on the per-example objectives (cheap: one fit per surrogate);
+  # mi_gaussian has no one-fit shortcut (its detector refits on every resample): no power here
   # the curves step resumes per objective (runs/.regen/parts/), so it is not marked done
   $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 mi_gaussian=20
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20
   $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20
+  step information-smollm2-block $PY information runs/smollm2-135m-sst2-block \
+    $RES/inference/smollm2-135m-sst2-block --resamples 200
 }
 
 stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every variant, B = 200
+  # per-task reports (information terms with nulls, every-variant Figures 3/5/7): paper_figures.py
   step paper-figures python scripts/paper_figures.py --tasks "${TASKS[@]}" --n 400 --data-dir "$DATA" \
-    --inference 0 --out $RES/decompositions
+    --inference 200 --out $RES/decompositions
   local dirs=()
   for t in "${TASKS[@]}"; do dirs+=("runs/smollm2-135m-$t-n400"); done
-  $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200
+  # the cross-task Figure 3: per-task bootstrap correlations (series recomputed) + Fisher-z average
+  $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200 --correlations-only
+}
+
+stage_heads() {  # head level (M = 301): not in the default stages (hours of CPU on 2 cores)
+  step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
+    --granularity head --out runs/smollm2-135m-sst2-head --quiet
+  $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head \
+    --objectives accuracy cross_entropy --power accuracy=20 cross_entropy=20
+  $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head-calibrated \
+    --objectives accuracy_calibrated cross_entropy_calibrated --power accuracy_calibrated=20 \
+    cross_entropy_calibrated=20 --stability 3 --no-graph --info-method none
 }
 
 stage_readme() { $PY readme; }
@@ -67,7 +82,7 @@ stages=("$@")
 [[ ${#stages[@]} -eq 0 ]] && stages=(extract curves decompositions readme)
 for s in "${stages[@]}"; do
   case $s in
-    extract|curves|decompositions|readme) "stage_$s" ;;
-    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves decompositions readme)" >&2; exit 2 ;;
+    extract|curves|decompositions|heads|readme) "stage_$s" ;;
+    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves decompositions heads readme)" >&2; exit 2 ;;
   esac
 done

@@ -50,6 +50,8 @@ def _render_value(value, spec: str) -> str:
         return "[" + ", ".join(_render_value(v, spec) for v in value) + "]"
     if value is None:
         return "nan"
+    if isinstance(value, bool) and "/" in spec:   # "detected/not detected"
+        return spec.split("/", 1)[0 if value else 1]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     text = re.sub(r"e([+-])0*(\d)", lambda m: "e" + m.group(1).replace("+", "") + m.group(2),
