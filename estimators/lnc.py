@@ -83,9 +83,9 @@ def log_volume_ratio(offsets: np.ndarray) -> np.ndarray:
     batched :func:`numpy.linalg.eigh`); the factors ``2^d`` cancel in the ratio.
     """
     k = offsets.shape[1]
-    second = np.einsum("mkd,mke->mde", offsets, offsets) / k
+    second = np.matmul(offsets.transpose(0, 2, 1), offsets) / k  # batched BLAS, not einsum
     _, axes = np.linalg.eigh(second)
-    rotated = np.einsum("mkd,mde->mke", offsets, axes)
+    rotated = np.matmul(offsets, axes)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_bar = np.log(np.abs(rotated).max(axis=1)).sum(axis=1)
         log_box = np.log(np.abs(offsets).max(axis=1)).sum(axis=1)
@@ -120,9 +120,10 @@ def calibrated_alpha(k: int, d: int, bias: float = UNIFORM_BIAS,
     """
     r = _uniform_ratios(k, d, draws)
     added = -np.cumsum(r) / draws           # bias added by correcting the j+1 smallest
-    j = int(np.searchsorted(added, bias, side="right"))
-    j = min(j, int(np.searchsorted(r, 0.0)))  # only ratios below 1 are corrections
-    return float(np.exp(r[j])) if j < len(r) else float(np.nextafter(1.0, 0.0))
+    negative = int(np.searchsorted(r, 0.0))  # only ratios below 1 are corrections
+    j = min(int(np.searchsorted(added, bias, side="right")), negative)
+    # every ratio below 1 fits in the budget: the threshold is the largest float below 1
+    return float(np.exp(r[j])) if j < negative else float(np.nextafter(1.0, 0.0))
 
 
 def check_alpha(alpha, k: int, d: int) -> float:
