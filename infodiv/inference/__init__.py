@@ -7,7 +7,10 @@
   values, :func:`infer` (both);
 - :mod:`~infodiv.inference.subsampling` — n, n/2, n/4 and the 1/n extrapolation;
 - :mod:`~infodiv.inference.flags` — flags as data;
-- :mod:`~infodiv.inference.power` — detection rates on surrogates;
+- :mod:`~infodiv.inference.power` — detection rates on surrogates (the default, cheap
+  detector :class:`~infodiv.inference.power.FixedFitDetector`);
+- :mod:`~infodiv.inference.verdicts` — the verdicts' rules (example CI, null-corrected CI and
+  label-null p) shared by the real run and its surrogates, and each verdict's sentence;
 - :mod:`~infodiv.inference.depth` — truncated model vs member subsets;
 - :mod:`~infodiv.inference.correlations` — correlations over junction series;
 - :mod:`~infodiv.inference.pipelines` and :mod:`~infodiv.inference.report` — the curve/DR
@@ -22,7 +25,7 @@ from .depth import DepthPipeline, depth_curves
 from .flags import Flag, summary_lines
 from .nulls import Inference, NullResult, infer, null_corrected, permutation_null
 from .pipelines import CurvePipeline
-from .power import bootstrap_detector, surrogate_power, wilson_interval
+from .power import FixedFitDetector, bootstrap_detector, surrogate_power, wilson_interval
 from .report import curve_inference, curve_inference_markdown
 from .subsampling import subsample_extrapolation
 from .surrogates import (
@@ -34,7 +37,8 @@ from .surrogates import (
 )
 from .synthetic import dependent_ensemble
 
-__all__ = ["BootstrapResult", "CurvePipeline", "DepthPipeline", "Estimate", "Flag", "Inference",
+__all__ = ["BootstrapResult", "CurvePipeline", "DepthPipeline", "Estimate", "FixedFitDetector",
+           "Flag", "Inference",
            "NullResult", "SURROGATES", "VARIANTS", "bootstrap_detector",
            "conditionally_independent",
            "curve_inference", "curve_inference_markdown", "dependent_ensemble", "depth_curves",
