@@ -91,6 +91,14 @@ def test_calibrated_alpha_bounds_the_bias_on_uniform_neighbourhoods():
     assert 0 < -terms.mean() < 3 * lnc_module.UNIFORM_BIAS
 
 
+def test_exactly_collinear_neighbourhoods_are_left_uncorrected():
+    t = np.random.default_rng(0).standard_normal((50, 8, 1))
+    line = np.concatenate([t, 3 * t], axis=2)  # 8 offsets on one line in 2-D: Vbar is noise
+    band = line + 1e-6 * np.random.default_rng(1).standard_normal(line.shape)
+    assert np.isnan(lnc_module.log_volume_ratio(line)).all()
+    assert (lnc_module.log_volume_ratio(band) < -5).all()  # a real thin band is corrected
+
+
 def test_lnc_is_seeded_and_tc_of_two_blocks_is_mi():
     x, y = _gaussian_pair(0.99, 500, 3)
     a = mutual_information(x, y, method="lnc", k=5, random_state=4)
