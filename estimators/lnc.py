@@ -33,9 +33,9 @@ n = 1000, against +0.004 / +0.002 / +0.003 with this rule; benchmarks/results/bm
 
 Preprocessing: ``preprocess=None`` means ``"standardize"`` here (:data:`DEFAULT_PREPROCESS`),
 not the normal scores of ``method="knn"``: ranks put strongly dependent samples on a lattice of
-rank pairs whose neighbourhoods are not thin bands, and the correction then barely acts
-(``Y = X + U(0, 0.001)``, n = 1000, k = 5: 5.39 nats with ranks, 6.44 standardised, truth
-6.91, KSG 5.07; docs/estimators.md).
+rank pairs (many exactly on a line, see below) whose neighbourhoods are not thin bands, and the
+correction then barely acts (``Y = X + U(0, 0.001)``, n = 1000, k = 8: 5.48 nats with ranks,
+6.54 standardised, truth 6.91, KSG 4.69; benchmarks/results/bmi_lnc.json).
 
 The PCA rectangle of ``k`` offsets has zero volume when ``k < d`` (``k`` vectors cannot span
 ``d`` dimensions; ``log Vbar`` is then about ``-36`` per missing direction, which is what makes
