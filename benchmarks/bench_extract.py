@@ -11,6 +11,9 @@ length, cut where a split saves more padded positions than a forward costs). Tim
 - ``plain_fixed_batches``: the same forward on the previous plan (fixed chunks of 16 sorted
   prompts): the padding the planner removes, in CPU time;
 - ``plain_full_logits`` (once): the same batches without ``logits_to_keep`` ([B, T, V] logits);
+- ``plain_auto_batches`` / ``plain_previous_auto_batches`` (once each): the same forward on the
+  ``batch_size="auto"`` plan and on the previous greedy one (as many prompts as 4096 tokens of
+  the longest allow, at most 64);
 - ``extract``: :func:`extraction.extract` end to end (tokenisation, planning, hooks, float32
   projections, the exactness check against the model's own logits on every batch),
   ``batch_size=16``; ``extract_auto`` (once): the default ``batch_size="auto"``;
@@ -186,6 +189,23 @@ def summarise_peers(names, cpu, wall, first, best_extract, ours, versions):
     return doc
 
 
+def ratio_table(cpu: dict, peer_names) -> dict:
+    """Ratios of CPU seconds from the minimum and from the mean over repetitions.
+
+    Under other users' load one repetition can be 10 % off the other (cache and core sharing
+    change CPU time too), so both readings are kept; the targets are read on both.
+    """
+    pairs = {"extract_over_plain": ("extract", "plain"),
+             "extract_over_plain_fixed_batches": ("extract", "plain_fixed_batches"),
+             "plain_over_plain_fixed_batches": ("plain", "plain_fixed_batches")}
+    if cpu.get("plain_auto_batches"):
+        pairs["plain_auto_over_plain_previous_auto"] = ("plain_auto_batches",
+                                                        "plain_previous_auto_batches")
+    pairs |= {f"{p}_over_extract": (p, "extract") for p in peer_names}
+    return {how: {k: round(agg(cpu[a]) / agg(cpu[b]), 4) for k, (a, b) in pairs.items()}
+            for how, agg in (("min", min), ("mean", lambda v: sum(v) / len(v)))}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=256)
@@ -202,7 +222,18 @@ def main(argv=None) -> int:
                         choices=("auto", "float32", "bfloat16", "float16"))
     parser.add_argument("--profile", type=int, default=64,
                         help="prompts in the torch.profiler breakdown (0 skips)")
+    parser.add_argument("--ratios-of", type=Path, default=None,
+                        help="only (re)compute the 'ratios' table of an existing results file "
+                             "from the CPU seconds it holds")
     args = parser.parse_args(argv)
+    if args.ratios_of is not None:
+        doc = json.loads(args.ratios_of.read_text())
+        peer_names = [k for k, v in doc["peers"].items() if isinstance(v, dict) and "cpu_s" in v]
+        cpu = doc["cpu_s"] | {k: doc["peers"][k]["cpu_s"] for k in peer_names}
+        doc["ratios"] = ratio_table(cpu, peer_names)
+        args.ratios_of.write_text(json.dumps(doc, indent=2) + "\n")
+        print(json.dumps(doc["ratios"], indent=2))
+        return 0
 
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -254,7 +285,7 @@ def main(argv=None) -> int:
         peer_forward(fn, seqs, batches[:1], pad_id, dev)
 
     names = ("plain", "plain_fixed_batches", "extract", "plain_full_logits", "extract_auto",
-             *variants)
+             "plain_auto_batches", "plain_previous_auto_batches", *variants)
     first = {}
     times = {k: [] for k in names}
     cpu = {k: [] for k in names}
@@ -290,6 +321,11 @@ def main(argv=None) -> int:
                                                                  keep_last=False))
     auto_result, _ = timed("extract_auto", lambda: extract(model, tok, task, batch_size="auto",
                                                            progress=False))
+    auto_plan = plan_batches(lengths, "auto")
+    timed("plain_auto_batches", lambda: plain_forward(model, seqs, auto_plan, pad_id,
+                                                      keep_last=True))
+    timed("plain_previous_auto_batches", lambda: plain_forward(model, seqs, greedy_auto, pad_id,
+                                                               keep_last=True))
     assert result.meta["n_batches"] == len(batches)
 
     def mib(x):
@@ -338,6 +374,7 @@ def main(argv=None) -> int:
             best["extract"] / best["plain_full_logits"], 4),
         "ratio_extract_auto_over_plain_cpu": round(best["extract_auto"] / best["plain"], 4),
         "target_ratio": 1.0, "meets_target_cpu": bool(ratio <= 1.0),
+        "ratios": ratio_table(cpu, list(variants)),
         "peers": tl,
         "profile": profile,
         "gpu": ("measured in this file" if cuda else

@@ -10,8 +10,9 @@
 #                               peers' ratios on the same GPU, exactness against the model's logits
 #   2. extract_cuda_fp32.json   the same in float32
 #   3. extract_cuda_device_map.json  device_map="auto" (spread over the visible GPUs)
-# and the exactness suite of every family row on CUDA (tests/test_architectures.py with
-# INFODIV_TEST_DEVICE=cuda when the suite honours it, else on CPU) into family_suite.log.
+# and tests/test_extract_cuda.py (tiny Llama / GPT-2 / Gemma-2 / Qwen2-MoE in float32 and bf16,
+# on cuda and through device_map="auto": exact against the model's logits, equal to the CPU run
+# within the dtype's tolerance; skipped without CUDA) into cuda_tests.log.
 # Each step is bounded by `timeout`; a failing step is reported and the next one still runs.
 set -u
 OUT=${1:-benchmarks/results}
@@ -50,7 +51,7 @@ run fp32 240 "$PY" benchmarks/bench_extract.py --device cuda --dtype float32 "${
 run device_map 180 "$PY" benchmarks/bench_extract.py --device device_map --dtype bfloat16 \
     --n 64 --batch-size 16 --reps 1 --threads 1 --profile 0 --tl-python "" \
     --out "$OUT/extract_cuda_device_map.json"
-run family_suite 300 env INFODIV_TEST_DEVICE=cuda "$PY" -m pytest -q -x \
-    tests/test_architectures.py -p no:cacheprovider > "$OUT/family_suite.log" 2>&1
-tail -3 "$OUT/family_suite.log" 2>/dev/null
+run cuda_tests 300 "$PY" -m pytest -q -rs tests/test_extract_cuda.py -p no:cacheprovider \
+    > "$OUT/cuda_tests.log" 2>&1
+tail -3 "$OUT/cuda_tests.log" 2>/dev/null
 exit $status
