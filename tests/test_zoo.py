@@ -192,7 +192,7 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     root = next(iter(trained.values()))[2].parents[2]
     recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
                       n_permutations=19, n_resamples=20, probe_null=19, progress=False,
-                      log=lambda m: None)
+                      reduced=("L1-share2",), reduced_size=21, log=lambda m: None)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
     for r in doc:
@@ -208,7 +208,9 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         assert np.isfinite(r["information"]["joint"])
         inf = r["information_inference"]["joint"]
         assert inf["value"] == pytest.approx(r["information"]["joint"], rel=1e-9)
-        assert inf["n_permutations"] == 19 and 0 < inf["p"] <= 1
+        small = "share2" in r["model"]       # --reduced: its own inference sizes
+        assert r["reduced_inference"] == (21 if small else None)
+        assert inf["n_permutations"] == (21 if small else 19) and 0 < inf["p"] <= 1
         assert (tmp_path / "contributions" / r["model"] / "meta.json").is_file()
         assert (tmp_path / r["model"] / "figures.json").is_file()    # reused by a rerun
     assert (tmp_path / "summary.md").is_file() and (tmp_path / "depth.png").is_file()

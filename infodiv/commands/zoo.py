@@ -99,6 +99,11 @@ def _configure_report(p) -> None:
                         "examples and seeds; 0 skips)")
     p.add_argument("--probe-null", type=int, default=50,
                    help="label permutations of the probe bound on I(U;Y) (0 skips)")
+    p.add_argument("--reduced", nargs="*", default=[],
+                   help="model-name substrings whose inference runs at --reduced-size "
+                        "resamples/permutations (CPU budget of the M = 61 model)")
+    p.add_argument("--reduced-size", type=int, default=20,
+                   help="resamples = permutations for the --reduced models")
     p.add_argument("--only", nargs="*", default=None,
                    help="model-name substrings: analyse only these, write no summary")
     p.add_argument("--info-method", default="gaussian",
@@ -166,7 +171,8 @@ def _report(args) -> int:
                          analyses=tuple(args.analyses),
                          curves=curves_settings(args.curves_inference, args.curves_power),
                          n_resamples=args.resamples, probe_null=args.probe_null,
-                         only=args.only,
+                         only=args.only, reduced=tuple(args.reduced),
+                         reduced_size=args.reduced_size,
                          info_method=None if args.info_method == "none" else args.info_method,
                          n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
                          progress=not args.quiet, log=lambda m: print(m, flush=True))

@@ -225,11 +225,12 @@ def _curves(run_dir, dest: Path, settings: dict) -> None:
 
 
 def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
-                 log=print) -> dict:
+                 decompose_inference: int | None = None, log=print) -> dict:
     """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
     already finished with the same settings: their JSON exists). ``curves``: the
     :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" | "failed: ..."}``:
-    a failed analysis is recorded, not hidden."""
+    a failed analysis is recorded, not hidden. ``decompose_inference``: ``infodiv decompose
+    --inference`` (None: its default)."""
     curves = curves_settings() if curves is None else curves
     status = {}
     for name in analyses:
@@ -245,8 +246,10 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
             if name == "curves":
                 _curves(run_dir, dest, curves)
             else:
+                extra = ([] if decompose_inference is None
+                         else ["--inference", str(int(decompose_inference))])
                 rc = _run_command("infodiv.commands.decompose", [
-                    str(run_dir), "--out", str(dest), "--info-method", "gaussian"])
+                    str(run_dir), "--out", str(dest), "--info-method", "gaussian", *extra])
                 if rc != 0:
                     raise RuntimeError(f"exit {rc}")
             marker.write_text(json.dumps(key))
@@ -286,7 +289,8 @@ def curve_summary(report_json) -> dict:
 def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
                curves=None, info_method: str = "gaussian", n_bootstrap: int = 200,
                n_permutations: int = 200, n_resamples: int = 100, probe_null: int = 50,
-               only=None, progress: bool = True, log=print) -> list[dict]:
+               only=None, reduced=(), reduced_size: int = 20, progress: bool = True,
+               log=print) -> list[dict]:
     """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
 
     Writes ``out/summary.json`` (one record per model: model, depth, shared, seed, params,
@@ -299,6 +303,9 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     intervals over examples); ``probe_null`` label permutations of the probe bound;
     ``curves``: :func:`curves_settings`. ``only``: model-name substrings; the other models are
     skipped and no summary is written (parallel partial runs; a full run then reuses them).
+    ``reduced``: model-name substrings whose inference runs at ``reduced_size`` resamples /
+    permutations (Gaussian information terms, probe null, curve inference, decompose) — the
+    CPU budget for the M = 61 model; recorded in its row as ``reduced_inference``.
     """
     from .across import (
         by_depth,
@@ -332,17 +339,25 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
                                        "prefix_cache")}
         row["steps"] = rec.get("step")
         row["train_accuracy_check"] = rec.get("heldout", {}).get("accuracy")
+        small = any(part in name for part in reduced)
+        b_info = reduced_size if small else n_bootstrap
+        k_info = reduced_size if small else n_permutations
+        row["reduced_inference"] = int(reduced_size) if small else None
         row.update(_cached_figures(contrib, out / name / "figures.json", info_method,
-                                   n_bootstrap, n_permutations))
+                                   b_info, max(19, k_info) if k_info else 0))
         if contrib.u.shape[1] != row["n_members"]:
             raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
                              f"record says {row['n_members']}")
-        points[name], reps[name] = zoo_figures(contrib, out / name, indices,
-                                               probe_null=probe_null)
+        points[name], reps[name] = zoo_figures(
+            contrib, out / name, indices,
+            probe_null=max(19, reduced_size) if small and probe_null else probe_null)
         row["probe_bound"] = points[name]["probe_bound"]
         row["probe_null"] = points[name].get("probe_null")
-        row["analyses"] = run_analyses(out / "contributions" / name, out / name, analyses,
-                                       curves=curves, log=log)
+        row["analyses"] = run_analyses(
+            out / "contributions" / name, out / name, analyses,
+            curves=(curves_settings(reduced_size, (curves or {}).get("power_replicates", 0))
+                    if small else curves),
+            decompose_inference=reduced_size if small else None, log=log)
         row["curves"] = curve_summary(out / name / "curves" / "report.json")
         records.append(row)
     if only:
