@@ -107,7 +107,7 @@ def check_knn_dimension(dim: int, n: int, what: str, method: str) -> None:
     if dim > KNN_MAX_DIMS and method == "lnc":
         _warn(f"method='lnc': {what} over {dim} joint continuous dimensions (n={n}) is "
               f"unreliable above {KNN_MAX_DIMS}: the local-PCA correction overcorrects "
-              f"(measured on the BMI sparse Gaussian 25 x 25, truth 1.02 nats: 27.9 nats at "
+              f"(measured on the BMI sparse Gaussian 25 x 25, truth 1.02 nats: 27.8 nats at "
               f"k=50, 7.8 at k=100); use method='gaussian' or 'copula' there")
     elif dim > KNN_MAX_DIMS:
         _warn(f"method={method!r}: {what} over {dim} joint continuous dimensions (n={n}) is "
