@@ -208,8 +208,10 @@ def _objective_lines(res: dict) -> list[str]:
     div = rep.get("diversity") or {}
     if "beta_diversity" in div:
         lines.append(f"- diversity regression: beta {fmt(div['beta_diversity'], '.3g')}, "
-                     f"partial r {fmt(div['partial_r'], '.3g')}, permutation p (two-sided) "
-                     f"{fmt(div['p_two_sided'], '.3g')} over {div['n_pairs']} pairs.")
+                     f"partial r {fmt(div['partial_r'], '.3g')}, pair-permutation p (two-sided) "
+                     f"{fmt(div['p_two_sided'], '.3g')} over {div['n_pairs']} pairs (the pairs "
+                     "share chains, so this p treats dependent pairs as exchangeable; the "
+                     "example-bootstrap / label-null test of beta, with inference, is valid).")
     info = rep.get("information", {}).get("prefix")
     if info:
         lines.append(f"- Theorem 7 premise along the prefix ({info['method']}): TC(U|Y) = "
