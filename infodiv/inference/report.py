@@ -183,7 +183,8 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
         small = CurvePipeline(objective, n_orders=max(4, n_orders // 2),
                               n_triples=pipe.n_triples, information=False, diversity=False,
                               triple_seed=pipe.triple_seed, triples=triples, **objective_kwargs)
-        detect = FixedFitDetector(small, ref, n_bootstrap=n_bootstrap,
+        # reweighting examples is cheap: at least 200 resamples for the per-triple se
+        detect = FixedFitDetector(small, ref, n_bootstrap=max(200, n_bootstrap),
                                   n_bootstrap_refit=power_bootstrap, alpha=alpha)
         doc["power"] = surrogate_power(run, detect, n_replicates=power_replicates,
                                        random_state=random_state, n_jobs=n_jobs,
@@ -192,7 +193,7 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
             "rules": "the verdicts' own (infodiv.inference.verdicts.decide), judged against "
                      "the real run's label-permutation null",
             "n_orders": small.n_orders, "n_triples": small.n_triples,
-            "n_bootstrap": n_bootstrap, "n_bootstrap_refit": power_bootstrap,
+            "n_bootstrap": max(200, n_bootstrap), "n_bootstrap_refit": power_bootstrap,
             "fit": "per-example objectives: fitted once per surrogate, examples reweighted; "
                    "others: refitted on every resample"}
     doc["verdicts"] = verdict_docs(decide(stats_from_bootstrap(b), ref, alpha),
