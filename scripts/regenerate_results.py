@@ -172,6 +172,10 @@ def decompositions(args) -> None:
                       "min(1, 2 min(#{r_b <= 0} + 1, #{r_b >= 0} + 1) / (B + 1)); across "
                       "tasks: Fisher-z average (weights K - 3) of r, interval = percentile "
                       "interval of the replicate-wise averages (tasks independent)"}
+    for key, avg in doc["fisher_z_average"].items():   # tasks each p calls significant at 0.05
+        rows = [t["by_key"][key] for t in doc["tasks"].values()]
+        avg["n_tasks_significant_bootstrap"] = sum(r["p_bootstrap"] < 0.05 for r in rows)
+        avg["n_tasks_significant_naive"] = sum(r["p_independent_points"] < 0.05 for r in rows)
     write_json(out / "figure3_inference.json", doc)
     _plot_figure3(doc, out / "figure3_variants.png")
     record["cpu_s_total"] = sum(t["report_cpu_s"] + t["correlations_cpu_s"]
