@@ -98,6 +98,39 @@ def test_a_verdict_is_yes_only_when_it_survives_its_null():
     text = verdict_docs(decide(stats, biased), power)["diminishing_returns"]["text"]
     assert text.startswith("not detected; a matched submodular case")
     assert "detected with probability 0.85" in text and "fires with probability 0.05" in text
+    assert "not calibrated" not in text
+
+
+def test_a_verdict_its_shuffled_labels_reproduce_is_not_a_finding():
+    """A rule whose shuffled-label detection rate is above alpha beyond its Wilson interval is
+    reported as detected but not a finding (``calibrated`` False, ``finding`` False); at a
+    rate compatible with alpha it stays a finding."""
+    from infodiv.inference.power import wilson_interval
+    from infodiv.inference.verdicts import is_calibrated
+
+    detected = {"diminishing_returns": True, "dr_mean_difference_positive": False,
+                "violations": True}
+    power = {"conditionally_independent": {t: {"rate": 0.9, "n": 20,
+                                                "ci": list(wilson_interval(18, 20))}
+                                            for t in ("diminishing_returns",
+                                                      "dr_mean_difference_positive")},
+             "planted_synergy": {"violations": {"rate": 1.0, "n": 20,
+                                                "ci": list(wilson_interval(20, 20))}},
+             "shuffled_labels": {"diminishing_returns": {"rate": 0.05, "n": 20,
+                                                         "ci": list(wilson_interval(1, 20))},
+                                 "violations": {"rate": 0.75, "n": 20,
+                                                "ci": list(wilson_interval(15, 20))}}}
+    docs = verdict_docs(detected, power)
+    v = docs["violations"]
+    assert v["detected"] and not v["calibrated"] and not v["finding"]
+    assert "not calibrated" in v["text"] and "not a finding" in v["text"]
+    d = docs["diminishing_returns"]
+    assert d["detected"] and d["calibrated"] and d["finding"]
+    assert "not calibrated" not in d["text"]
+    # 3 of 20 (0.15): Wilson lower bound 0.052 > 0.05, already beyond alpha; 2 of 20 is not
+    assert not is_calibrated({"rate": 0.15, "ci": list(wilson_interval(3, 20))})
+    assert is_calibrated({"rate": 0.10, "ci": list(wilson_interval(2, 20))})
+    assert is_calibrated(None)
 
 
 def chance_run(r, n=200, m=6):

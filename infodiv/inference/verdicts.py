@@ -32,7 +32,7 @@ from ._api import benjamini_hochberg
 from ._text import interval
 
 __all__ = ["TESTS", "MATCHED", "NullReference", "decide", "verdict_docs", "verdict_text",
-           "stats_from_bootstrap"]
+           "stats_from_bootstrap", "is_calibrated"]
 
 #: verdict -> (surrogate kind that has the effect, how a reader should name that case)
 MATCHED = {
@@ -134,8 +134,21 @@ def stats_from_bootstrap(boot) -> dict:
     return out
 
 
+def is_calibrated(false_positive: dict | None, alpha: float = 0.05) -> bool:
+    """False when the rule fires under shuffled labels more often than ``alpha`` allows.
+
+    The rule is judged anti-conservative on this run when the Wilson 95% interval of its
+    shuffled-label detection rate lies entirely above ``alpha`` (lower bound > ``alpha``): a
+    verdict that its own null reproduces that often is not a finding. Without shuffled-label
+    surrogates (power replicates 0) nothing is known and the rule counts as calibrated.
+    """
+    if not false_positive or false_positive.get("ci") is None:
+        return True
+    return not float(false_positive["ci"][0]) > alpha
+
+
 def verdict_text(detected: bool, power: dict | None, false_positive: dict | None,
-                 matched: str) -> str:
+                 matched: str, alpha: float = 0.05) -> str:
     """"detected" / "not detected; <matched case> is detected with probability p ..."."""
     word = "detected" if detected else "not detected"
     if not power:
@@ -144,18 +157,25 @@ def verdict_text(detected: bool, power: dict | None, false_positive: dict | None
             f"(Wilson 95% {interval(power['ci'], '.2f')}, {power['n']} surrogates)")
     if false_positive:
         text += f"; with shuffled labels it fires with probability {false_positive['rate']:.2f}"
+        if not is_calibrated(false_positive, alpha):
+            text += (f" (Wilson 95% {interval(false_positive['ci'], '.2f')} > {alpha}): "
+                     f"the rule is not calibrated on this run, so this verdict is not a finding")
     return text
 
 
 def verdict_docs(detected: dict, power: dict | None, alpha: float = 0.05) -> dict:
     """Each verdict with its rule, detection rate on the matched surrogate (``power``), rate
-    under shuffled labels (``false_positive``) and the sentence a report prints."""
+    under shuffled labels (``false_positive``), whether the rule is calibrated on this run
+    (:func:`is_calibrated`), ``finding`` = detected and calibrated, and the sentence a report
+    prints."""
     rules, out = _rules(alpha), {}
     for test in TESTS:
         kind, matched = MATCHED[test]
         pw = (power or {}).get(kind, {}).get(test)
         fp = (power or {}).get("shuffled_labels", {}).get(test)
-        out[test] = {"detected": bool(detected.get(test, False)), "rule": rules[test],
-                     "power": pw, "false_positive": fp, "matched_case": matched,
-                     "text": verdict_text(bool(detected.get(test, False)), pw, fp, matched)}
+        hit, calibrated = bool(detected.get(test, False)), is_calibrated(fp, alpha)
+        out[test] = {"detected": hit, "calibrated": calibrated, "finding": hit and calibrated,
+                     "rule": rules[test], "power": pw, "false_positive": fp,
+                     "matched_case": matched,
+                     "text": verdict_text(hit, pw, fp, matched, alpha)}
     return out

@@ -207,7 +207,8 @@ def _curve_rows(cur: dict, n) -> list[dict]:
                              estimator="linear / log / power fits", n=n))
         for name, v in (rep.get("verdicts") or {}).items():
             if isinstance(v, dict) and "detected" in v:
-                rows.append(_row(sec, f"verdict: {name.replace('_', ' ')}", bool(v["detected"]),
+                rows.append(_row(sec, f"verdict: {name.replace('_', ' ')}",
+                                 bool(v.get("finding", v["detected"])),
                                  estimator=str(v.get("text") or v.get("rule", "")), n=n))
         for name, term in (rep.get("information_inference") or {}).items():
             if isinstance(term, dict) and "value" in term:
