@@ -78,7 +78,8 @@ def curve_parts(args) -> None:
             stability=args.stability if first else 0, graph=first and not args.no_graph,
             info_method=None if args.info_method == "none" else args.info_method,
             inference=args.resamples != 0, inference_resamples=args.resamples or None,
-            inference_null=args.null or None, power_replicates=power.get(obj, 0))
+            inference_null=args.null or None, power_replicates=power.get(obj, 0),
+            n_jobs=args.n_jobs)
         meta = part / "part.json"
         if (part / "report.json").exists() and meta.exists():
             print(f"[curves] {out.name}/{obj}: reused (resume)", flush=True)
@@ -259,6 +260,7 @@ def main(argv=None) -> int:
     c.add_argument("--stability", type=int, default=10)
     c.add_argument("--info-method", default="gaussian")
     c.add_argument("--no-graph", action="store_true")
+    c.add_argument("--n-jobs", type=int, default=1, help="joblib workers of each part")
     c.add_argument("--parts-only", action="store_true",
                    help="compute the parts (none as the first: no stability/graph), no merge")
     c.add_argument("--with-first", action="store_true",
