@@ -45,11 +45,11 @@ PY="python scripts/regenerate_results.py"
 OBJ4=(accuracy_calibrated cross_entropy_calibrated mi_gaussian accuracy)
 
 stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples;
-  # power (20 surrogates x 3 kinds) on the per-example objectives (cheap: one fit per surrogate);
-  # mi_gaussian has no one-fit shortcut (its detector refits on every resample): no power here
+  # power: 20 surrogates x 3 kinds (per-example objectives fit once per surrogate; mi_gaussian
+  # refits 30 times per surrogate: run it with --n-jobs 2 when the machine is quiet)
   # the curves step resumes per objective (runs/.regen/parts/), so it is not marked done
   $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20
   $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
     --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20
   step information-smollm2-block $PY information runs/smollm2-135m-sst2-block \
