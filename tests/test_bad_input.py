@@ -214,3 +214,12 @@ def test_traceback_on_request(monkeypatch, no_model_load):
     monkeypatch.setenv("INFODIV_TRACEBACK", "1")
     with pytest.raises(Exception, match="unknown model"):
         main(["run", "--model", os.path.join("no", "such", "folder")])
+
+
+def test_zoo_finetune_unknown_model_is_one_line(capsys, tmp_path, no_model_load):
+    """An unknown or missing --model for ``infodiv zoo finetune``: one line, exit 2, before the
+    data or any model is read (it raised an OSError traceback from the hub before)."""
+    one_line_error(capsys, ["zoo", "finetune", "--model", str(tmp_path / "nope"),
+                            "--root", str(tmp_path / "zoo"), "--steps", "10", "--warmup", "1"],
+                   "--model", "does not exist")
+    assert not (tmp_path / "zoo").exists()

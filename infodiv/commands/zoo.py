@@ -144,6 +144,7 @@ def _train(args) -> int:
 
 
 def _finetune(args) -> int:
+    from infodiv.commands.preflight import check_model
     from infodiv.zoo.data import zoo_tasks
     from infodiv.zoo.finetune import finetune, finetune_name
     from infodiv.zoo.train import TrainConfig
@@ -151,6 +152,7 @@ def _finetune(args) -> int:
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       warmup=args.warmup, checkpoint_every=args.checkpoint_every,
                       threads=args.threads)
+    check_model(args.model)   # an unknown model: one line, exit 2, before any work
     train, held = zoo_tasks(args.data_dir)
     run_dir = args.root / "finetune" / finetune_name(args.model, args.train_top, args.seed)
     rec = finetune(args.model, train, run_dir, cfg, train_top=args.train_top,
