@@ -84,6 +84,8 @@ class WriteRecorder:
             t = t.view(b, -1, t.shape[-1])
         if self.index is None:
             return t[:, -1, :], True
+        if t.shape[1] == 1:      # cut to the read position (extraction.savings.LastBlockPruner)
+            return t[:, 0, :], True
         rows_idx = self._gather.get(t.device)
         if rows_idx is None:     # once per batch and device, not once per hook call
             rows_idx = self._gather[t.device] = (torch.arange(b, device=t.device),

@@ -115,7 +115,7 @@ def _plan_shards(batches, shard_size: int) -> list[list[list[int]]]:
 def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", out=None,
             resume=True, progress=True, shard_size=256, max_length=None, position=-1,
             vocab="options", chat_template=False, max_bytes=DEFAULT_MAX_BYTES,
-            neuron_top_k=None) -> Contributions:
+            neuron_top_k=None, savings=True) -> Contributions:
     """Exact per-member logit contributions of ``model`` on ``task``.
 
     Parameters
@@ -165,6 +165,11 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         With ``granularity="neuron"``: keep the k neurons of largest mean |u| per MLP execution
         plus one ``.rest`` member per execution (sums stay exact); the kept indices are in
         ``meta["neuron_top_k"]``.
+    savings : bool
+        Skip work whose result is never read, exactly (:mod:`extraction.savings`): tokens
+        after the read position, the token prefix shared by every prompt (run once, cached),
+        and the last block everywhere but the read position; checked against a real forward
+        on the first batch (``meta["savings"]``). False: the plain hooked forward.
 
     Returns
     -------
@@ -231,13 +236,14 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     pad_id = tokenizer.pad_token_id
     if pad_id is None:
         pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    runner = BatchRunner(model, arch, granularity, vocab_ids, int(pad_id))
+    runner = BatchRunner(model, arch, granularity, vocab_ids, int(pad_id), savings=savings)
     device = runner.in_device
+    work = runner.prepare(seqs, positions)   # tokens each prompt runs
     if batch_size == "auto":
         budget, max_batch, split_cost = auto_budget(model, device)
-        batches = plan_batches(lengths, "auto", budget, max_batch, split_cost)
+        batches = plan_batches(work, "auto", budget, max_batch, split_cost)
     else:
-        batches = plan_batches(lengths, batch_size)
+        batches = plan_batches(work, batch_size)
     shards = _plan_shards(batches, shard_size)
 
     dtype = str(next(model.parameters()).dtype).replace("torch.", "")
@@ -349,6 +355,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         "batch_size": batch_size,
         "fingerprint": fp,
         "n_batches": len(batches),
+        "savings": dict(runner.report),
         "versions": _versions(),
         "exactness_reference": "model output logits (own forward, every batch)",
         "exactness_error": err.tolist(),

@@ -239,14 +239,16 @@ class Task:
             raise IndexError(f"example index {i!r} out of range for a task of {len(self)}")
         return int(i) % len(self)
 
-    def with_demonstrations(self, shots: int, *, pool: Task | None = None, seed: int = 0) -> Task:
+    def with_demonstrations(self, shots: int, *, pool: Task | None = None, seed: int = 0,
+                            fixed: bool = False) -> Task:
         """Return a copy whose prompts start with ``shots`` seeded demonstrations.
 
         Each demonstration is a filled template with its gold answer; they are joined and
         followed by ``DEMO_SEPARATOR`` (``"\\n\\n"``). They are drawn without replacement from
         ``pool`` (another split) or, when ``pool`` is None, from this task excluding the
         example itself. Draws for example ``i`` use ``numpy.random.default_rng([seed, i])`` so
-        they do not depend on how many examples are taken.
+        they do not depend on how many examples are taken. ``fixed``: the same demonstrations
+        in front of every prompt (one draw with ``default_rng([seed])``; needs ``pool``).
         """
         if isinstance(shots, bool) or not isinstance(shots, numbers.Integral) or shots < 0:
             raise ValueError(f"shots must be a non-negative integer, got {shots!r}")
@@ -256,8 +258,12 @@ class Task:
         if pool is not None and (pool.template != self.template or pool.options != self.options):
             raise ValueError("the demonstration pool must share the task's template and options")
         src = self if pool is None else pool
-        demos = _demo_prefixes(src, len(self), shots, seed, exclude_self=pool is None)
-        meta = dict(self.meta, shots=shots, seed=int(seed),
+        if fixed and pool is None:
+            raise ValueError("fixed demonstrations need a pool (another split): every example "
+                             "of this task would otherwise see its own answer in one of them")
+        demos = _demo_prefixes(src, len(self), shots, seed, exclude_self=pool is None,
+                               fixed=fixed)
+        meta = dict(self.meta, shots=shots, seed=int(seed), fixed_demos=bool(fixed),
                     demo_source="other split" if pool is not None else "same split, self excluded")
         if pool is not None:
             meta["demo_split"] = pool.meta.get("split")
@@ -323,7 +329,7 @@ class Task:
 
 
 def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shots: int = 0,
-             seed: int = 0) -> Task:
+             seed: int = 0, fixed_demos: bool = False) -> Task:
     """Load one of the paper's tasks with its Table 3 template and options.
 
     Parameters
@@ -346,6 +352,10 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
         when the data has one, else from the same split excluding the example.
     seed : int
         Seed of the demonstration draws.
+    fixed_demos : bool
+        The same ``shots`` demonstrations in front of every prompt (one draw; from the same
+        split: among the examples not kept by ``n``), so every prompt shares them as a token
+        prefix (computed once by :mod:`extraction.savings`). Default: a draw per example.
 
     Returns
     -------
@@ -379,24 +389,34 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
             p_records, p_labels, p_meta = pool
             pool_task = Task(full.name, full.template, full.options, p_records, p_labels, p_meta,
                              full.truncatable)
-            return task.with_demonstrations(shots, pool=pool_task, seed=seed)
+            return task.with_demonstrations(shots, pool=pool_task, seed=seed, fixed=fixed_demos)
         # same split: draw from all of it (not only the first n), excluding the example itself
-        demos = _demo_prefixes(full, len(task), shots, seed, exclude_self=True)
-        meta = dict(task.meta, demo_source="same split, self excluded")
+        demos = _demo_prefixes(full, len(task), shots, seed, exclude_self=True,
+                               fixed=fixed_demos)
+        meta = dict(task.meta, demo_source="same split, self excluded", fixed_demos=fixed_demos)
         task = Task(task.name, task.template, task.options, task.records, task.labels, meta,
                     task.truncatable, demo_items=demos)
     return task
 
 
-def _demo_prefixes(src: Task, count: int, shots: int, seed: int, *, exclude_self: bool
-                   ) -> list[list[str]]:
+def _demo_prefixes(src: Task, count: int, shots: int, seed: int, *, exclude_self: bool,
+                   fixed: bool = False) -> list[list[str]]:
     """Demonstration prefixes for examples ``0..count-1`` drawn from ``src``.
 
     Example ``i`` gets ``shots`` distinct records of ``src`` drawn with
     ``numpy.random.default_rng([seed, i])`` (excluding record ``i`` when ``exclude_self``),
     each written as :meth:`Task.demonstration` and followed by ``DEMO_SEPARATOR`` (one list of
-    demonstrations per example).
+    demonstrations per example). ``fixed``: one draw with ``default_rng([seed])`` for every
+    example (with ``exclude_self``, among records ``count..`` that are no example).
     """
+    if fixed:
+        first = count if exclude_self else 0
+        if shots > len(src) - first:
+            raise ValueError(f"shots={shots} fixed demonstrations requested but the pool holds "
+                             f"only {len(src) - first} records that are not examples")
+        idx = first + np.random.default_rng([int(seed)]).choice(len(src) - first, size=shots,
+                                                                 replace=False)
+        return [[src.demonstration(int(j)) + DEMO_SEPARATOR for j in idx]] * count
     n_pool = len(src) - (1 if exclude_self else 0)
     if shots > n_pool:
         raise ValueError(f"shots={shots} demonstrations requested but the pool holds only {n_pool}")

@@ -1,0 +1,182 @@
+"""Exact savings in the forward pass: work whose result is never read is not done.
+
+Three savings, each exact up to float rounding (the arithmetic is the same, only the shapes of
+the matrix products change):
+
+- **Nothing after the read position** (:func:`cut_after`): the model is causal, so the residual
+  stream at position ``p`` depends on tokens ``0..p`` only; every prompt is cut after its read
+  position (``position=`` other than the last token).
+- **Shared prefix** (:class:`PrefixCache`): the longest token prefix ``P`` common to every
+  prompt (capped so that every read position lies after it; :func:`shared_prefix`) — a chat
+  template's system turn, a template head, fixed demonstrations — is run once by the base model
+  with ``use_cache=True``; every batch then runs only the suffixes on a copy of its keys and
+  values. The suffixes are *right*-padded after the prefix (attention mask ``[1]·P + suffix
+  mask``, positions ``P, P+1, …``), so the valid tokens of a row stay contiguous: no padding
+  lies between them, and neither rotary positions nor ALiBi distances change. Refused (the run
+  goes on without it, the reason in ``meta["savings"]``) where a block object executes more
+  than once (layer sharing: every execution would append to the same cache layer) or the model
+  returns no cache.
+- **Last block at the read position only** (:class:`LastBlockPruner`): after the last block
+  execution only the read position goes through the final norm and the head, so at that
+  execution the attention output projection and the MLP see only the read position's row
+  (``[B, 1, ·]``, forward pre-hooks); the block's residual addition broadcasts it, and only the
+  read row — the one the head reads — is the true value. Keys, values and queries of that
+  attention are still computed at every position (one module computes them from one input).
+  With layer sharing only the last execution of the last block is pruned. Saving: about
+  ``(o_proj + MLP) / block`` of one block in ``L`` (SmolLM2-135M: 84 % of one of 30 blocks).
+
+Every extraction checks the savings against a real forward: the most padded prompt of the first
+batch is also run alone, unpruned and uncached, and its option logits must match the saved
+forward's and Σu + bias within the dtype's tolerance; otherwise the savings are switched off for
+the run (a warning, the numbers in ``meta["savings"]``).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import numpy as np
+import torch
+
+from .architectures import BoundArch
+
+__all__ = ["cut_after", "shared_prefix", "PrefixCache", "LastBlockPruner", "cache_refusal"]
+
+
+def cut_after(seqs, positions) -> tuple[list[list[int]], np.ndarray]:
+    """Prompts cut after their read position, and the absolute read positions."""
+    lengths = np.array([len(s) for s in seqs])
+    pos = np.asarray(positions, dtype=np.int64)
+    at = np.where(pos < 0, lengths + pos, pos)
+    return [list(s[: int(a) + 1]) for s, a in zip(seqs, at)], at
+
+
+def shared_prefix(seqs) -> int:
+    """Length of the longest token prefix common to every sequence, leaving each at least its
+    last token (the read position) after it."""
+    first = seqs[0]
+    p = min(len(s) for s in seqs) - 1
+    for s in seqs[1:]:
+        while p and s[:p] != first[:p]:
+            # the first index where they differ bounds the common prefix
+            p = next(k for k in range(p) if s[k] != first[k])
+    return max(p, 0)
+
+
+def cache_refusal(arch: BoundArch) -> str | None:
+    """Why the shared-prefix cache cannot be used with this model (None: it can)."""
+    if len(arch.distinct_blocks) != len(arch.blocks):
+        return ("layer sharing: a block that executes several times would append to one "
+                "cache layer")
+    return None
+
+
+class PrefixCache:
+    """Keys and values of the shared prefix, computed once; inputs of the suffix batches.
+
+    Parameters
+    ----------
+    arch : BoundArch
+    prefix : list of int
+        The shared prefix tokens (``P`` of them).
+    device : torch.device
+        Input device of the model.
+    takes_positions : bool
+        Whether the model's forward takes ``position_ids``.
+
+    Raises
+    ------
+    ValueError
+        The model returned no key/value cache.
+    """
+
+    def __init__(self, arch: BoundArch, prefix: list[int], device, takes_positions: bool):
+        self.length, self.device, self.takes_positions = len(prefix), device, takes_positions
+        params = inspect.signature(type(arch.base).forward).parameters
+        # transformers >= 5.2x names it ``cache`` (``past_key_values`` deprecated)
+        self.argument = "cache" if "cache" in params else "past_key_values"
+        ids = torch.as_tensor([prefix], dtype=torch.long, device=device)
+        kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True}
+        if takes_positions:
+            kw["position_ids"] = torch.arange(self.length, device=device)[None]
+        with torch.inference_mode():
+            out = arch.base(**kw)
+        self.cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        if self.cache is None or not hasattr(self.cache, "batch_repeat_interleave"):
+            raise ValueError(f"{type(arch.base).__name__} returned no key/value cache")
+
+    def inputs(self, suffixes: list[list[int]], pad_id: int) -> dict:
+        """Forward keyword arguments for ``suffixes`` right-padded after the prefix."""
+        b, s = len(suffixes), max(len(x) for x in suffixes)
+        ids = torch.full((b, s), pad_id, dtype=torch.long)
+        mask = torch.zeros((b, self.length + s), dtype=torch.long)
+        mask[:, : self.length] = 1
+        for j, x in enumerate(suffixes):
+            ids[j, : len(x)] = torch.as_tensor(x, dtype=torch.long)
+            mask[j, self.length: self.length + len(x)] = 1
+        cache = copy.deepcopy(self.cache)
+        cache.batch_repeat_interleave(b)
+        kw = {"input_ids": ids.to(self.device), "attention_mask": mask.to(self.device),
+              self.argument: cache, "use_cache": True}
+        if self.takes_positions:
+            kw["position_ids"] = (self.length + torch.arange(s)).expand(b, s).to(self.device)
+        return kw
+
+
+def _mlp_module(arch: BoundArch, block):
+    """The module computing the MLP write from the block's normalised residual, or None
+    (OPT: the MLP is not one module)."""
+    spec = arch.spec
+    if spec.down_proj is None:
+        return arch.submodule(block, spec.mlp_write) if spec.moe else None
+    parent = spec.down_proj.rpartition(".")[0]
+    return arch.submodule(block, parent) if parent else None
+
+
+class LastBlockPruner:
+    """Forward pre-hooks computing the last block execution's attention output projection and
+    MLP at the read position only (see the module docstring).
+
+    Use as ``with pruner.at(index, width): model(...)`` with ``index`` [B] the read column of
+    every row and ``width`` the batch's sequence width.
+    """
+
+    def __init__(self, arch: BoundArch):
+        self.block = arch.blocks[-1]
+        self.total = sum(b is self.block for b in arch.blocks)
+        self.targets = [m for m in (arch.submodule(self.block, arch.spec.o_proj),
+                                    _mlp_module(arch, self.block)) if m is not None]
+        self.pruned = 0   # module calls cut in the last forward
+
+    def at(self, index: torch.Tensor, width: int) -> _Hooks:
+        return _Hooks(self, index, width)
+
+
+class _Hooks:
+    def __init__(self, pruner: LastBlockPruner, index: torch.Tensor, width: int):
+        self.p, self.index, self.width = pruner, index, width
+        self.count, self.handles = 0, []
+
+    def _count(self, module, args):
+        self.count += 1
+
+    def _cut(self, module, args):
+        x = args[0] if args else None
+        if (self.count != self.p.total or not isinstance(x, torch.Tensor) or x.ndim != 3
+                or x.shape[1] != self.width):
+            return None
+        rows = torch.arange(x.shape[0], device=x.device)
+        self.p.pruned += 1
+        return (x[rows, self.index.to(x.device)][:, None, :],) + tuple(args[1:])
+
+    def __enter__(self):
+        self.p.pruned = 0
+        self.handles = [self.p.block.register_forward_pre_hook(self._count)]
+        self.handles += [m.register_forward_pre_hook(self._cut) for m in self.p.targets]
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
