@@ -191,7 +191,8 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     held = subset(zoo_tasks(shared_data_dir)[1], range(400))   # Gaussian terms need n >> dims
     root = next(iter(trained.values()))[2].parents[2]
     recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
-                      n_permutations=19, n_resamples=20, probe_null=19, progress=False,
+                      n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
+                      progress=False,
                       reduced=("L1-share2",), reduced_size=21, log=lambda m: None)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
@@ -237,6 +238,14 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         lo, hi = row["accuracy"]["ci95"]
         assert lo <= row["accuracy"]["mean"] <= hi and hi - lo > 0
         assert 0 < row["probe_bound"]["mean"] <= 2.0       # H(Y) = 2 bits, a lower bound
+    # null-corrected Gaussian terms: point = the model's own null correction, two-level CI
+    assert across["information_null"] == 2
+    for row in across["by_depth"]:
+        (rec,) = [r for r in doc if (r["shared"], r["depth"]) == (row["shared"], row["depth"])]
+        d = row["gauss_d_corrected"]
+        assert d["mean"] == pytest.approx(rec["information_inference"]["diversity"]["corrected"])
+        assert d["ci95"][0] < d["mean"] < d["ci95"][1]
+        assert row["gauss_tc"]["mean"] == pytest.approx(rec["information"]["redundancy"])
     pairs = {(t["compare"], t["unshared_depth"]): t for t in across["table1"]}
     d = pairs["equal parameters", 1]["sq_diversity"]
     assert d["mean"] == pytest.approx(by[True, 1]["squared_logit_mean"]["diversity"]

@@ -89,21 +89,32 @@ def _configure_report(p) -> None:
     p.add_argument("--out", type=Path, default=Path("docs/results/zoo"))
     p.add_argument("--analyses", nargs="*", default=["decompose", "curves"],
                    choices=("decompose", "curves"), help="toolkit reports per model")
-    p.add_argument("--curves-inference", type=int, default=50,
+    p.add_argument("--curves-inference", type=int, default=200,
                    help="example resamples B = label permutations K of the curve inference "
-                        "(two-level bootstrap + null of every curve statistic; 0 skips)")
-    p.add_argument("--curves-power", type=int, default=0,
-                   help="surrogates per kind for the power of the curve verdicts (0 skips)")
+                        "of the accuracy objective (two-level bootstrap + null of every curve "
+                        "statistic; 0 skips)")
+    p.add_argument("--curves-power", type=int, default=20,
+                   help="surrogates per kind for the power of the accuracy curve verdicts "
+                        "(0 skips)")
+    p.add_argument("--curves-secondary", type=int, nargs=2, default=[50, 0],
+                   metavar=("B", "POWER"),
+                   help="curve inference B = K and power surrogates of the Gaussian "
+                        "I(U_S;Y) objective")
     p.add_argument("--resamples", type=int, default=100,
                    help="stratified example resamples shared by every model (intervals over "
                         "examples and seeds; 0 skips)")
     p.add_argument("--probe-null", type=int, default=50,
                    help="label permutations of the probe bound on I(U;Y) (0 skips)")
+    p.add_argument("--information-null", type=int, default=5,
+                   help="label permutations inside every shared resample for the "
+                        "null-corrected Gaussian information terms across depth (0 skips)")
     p.add_argument("--reduced", nargs="*", default=[],
                    help="model-name substrings whose inference runs at --reduced-size "
                         "resamples/permutations (CPU budget of the M = 61 model)")
     p.add_argument("--reduced-size", type=int, default=20,
                    help="resamples = permutations for the --reduced models")
+    p.add_argument("--reduced-curves", nargs="*", default=None,
+                   help="curve objectives whose inference --reduced cuts (default: all)")
     p.add_argument("--only", nargs="*", default=None,
                    help="model-name substrings: analyse only these, write no summary")
     p.add_argument("--info-method", default="gaussian",
@@ -171,8 +182,11 @@ def _report(args) -> int:
 
     records = report_zoo(args.root, args.out, data_dir=args.data_dir,
                          analyses=tuple(args.analyses),
-                         curves=curves_settings(args.curves_inference, args.curves_power),
+                         curves=curves_settings(args.curves_inference, args.curves_power,
+                                                secondary=args.curves_secondary),
+                         reduced_curves=args.reduced_curves,
                          n_resamples=args.resamples, probe_null=args.probe_null,
+                         info_null=args.information_null,
                          only=args.only, reduced=tuple(args.reduced),
                          reduced_size=args.reduced_size,
                          info_method=None if args.info_method == "none" else args.info_method,

@@ -22,12 +22,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .intervals import SCALARS
+from .intervals import INFORMATION, SCALARS
 
-__all__ = ["seed_example_interval", "by_depth", "growth_across_depth", "table1",
+__all__ = ["figure_names", "seed_example_interval", "by_depth", "growth_across_depth", "table1",
            "gap_regression", "truncated_vs_depth", "prefix_curve"]
 
-GROWTH_FIGURES = ("accuracy", "cross_entropy", "sq_diversity", "ce_diversity", "probe_bound")
+GROWTH_FIGURES = ("accuracy", "cross_entropy", "sq_diversity", "ce_diversity", "probe_bound",
+                  "gauss_joint_corrected", "gauss_tc", "gauss_d_corrected")
+
+
+def figure_names(points, reps, models) -> list[str]:
+    """:data:`~infodiv.zoo.intervals.SCALARS`, then the :data:`~infodiv.zoo.intervals.INFORMATION`
+    figures that every model in ``models`` has, as a point and as replicates."""
+    return list(SCALARS) + [n for n in INFORMATION
+                            if all(n in points[m] and n in reps[m] for m in models)]
 
 
 def _pct(draws):
@@ -65,11 +73,13 @@ def by_depth(records, points, reps) -> list[dict]:
     """One row per (shared, depth): members, parameters, seeds and every scalar of
     :data:`infodiv.zoo.intervals.SCALARS` with its seed-and-example interval."""
     rows = []
-    for (shared, depth), rs in _groups(records).items():
+    groups = _groups(records)
+    names = figure_names(points, reps, [r["model"] for rs in groups.values() for r in rs])
+    for (shared, depth), rs in groups.items():
         row = {"shared": shared, "depth": depth, "n_members": int(rs[0]["n_members"]),
                "params": int(rs[0]["params"]), "executions": int(rs[0]["executions"]),
                "seeds": [int(r["seed"]) for r in rs]}
-        for name in SCALARS:
+        for name in names:
             row[name] = seed_example_interval([points[r["model"]][name] for r in rs],
                                               [reps[r["model"]][name] for r in rs])
         rows.append(row)
@@ -106,7 +116,10 @@ def growth_across_depth(records, points) -> list[dict]:
                                           for d in depths)))
         for xname in ("n_members", "params"):
             x = np.asarray([groups[(shared, d)][0][xname] for d in depths], np.float64)
+            models = [r["model"] for d in depths for r in groups[(shared, d)]]
             for fig in GROWTH_FIGURES:
+                if not all(fig in points[m] for m in models):
+                    continue
                 per_seed = {}
                 for seed in seeds:
                     y = np.asarray([points[next(r["model"] for r in groups[(shared, d)]
@@ -137,12 +150,13 @@ def table1(records, points, reps) -> list[dict]:
     executions), paired by seed and by resample; per-seed differences with example intervals
     and the seed mean with the seed-and-example interval."""
     pairs = _pairs(records)
+    names = figure_names(points, reps, [m for p in pairs for m in p[4:]])
     rows = []
     for key in sorted({p[:3] for p in pairs}):
         ps = [p for p in pairs if p[:3] == key]
         row = {"shared_depth": key[0], "compare": key[1], "unshared_depth": key[2],
                "seeds": [p[3] for p in ps]}
-        for name in SCALARS:
+        for name in names:
             diffs = [points[a][name] - points[b][name] for *_, a, b in ps]
             drep = [reps[a][name] - reps[b][name] for *_, a, b in ps]
             row[name] = {**seed_example_interval(diffs, drep),

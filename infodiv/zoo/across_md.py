@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .intervals import SCALARS
+from .intervals import INFORMATION, SCALARS
 
 __all__ = ["across_markdown", "across_figure"]
 
 _SHORT = {"accuracy": "accuracy", "cross_entropy": "CE (nats)", "sq_bias": "sq bias",
           "sq_diversity": "sq diversity", "ce_bias": "CE bias (bits)",
-          "ce_diversity": "CE diversity (bits)", "probe_bound": "probe I(U;Y) >= (bits)"}
+          "ce_diversity": "CE diversity (bits)", "probe_bound": "probe I(U;Y) >= (bits)",
+          "gauss_joint": "I(U;Y)", "gauss_tc": "TC", "gauss_tc_y": "TC|Y", "gauss_d": "D",
+          "gauss_joint_corrected": "I(U;Y) corr.", "gauss_d_corrected": "D corr. (= TC|Y corr.)"}
+
+
+def _present(rows, names) -> list[str]:
+    return [n for n in names if rows and all(n in r for r in rows)]
 
 
 def _ci(cell, spec=".3f") -> str:
@@ -30,18 +36,31 @@ def _pair(v, ci, spec=".3f") -> str:
     return f"{v:{spec}} [{lo:{spec}}, {hi:{spec}}]" if np.isfinite(lo) else format(v, spec)
 
 
-def _by_depth(doc) -> list[str]:
-    names = list(SCALARS)
-    lines = ["## Across depth: seed mean, 95% interval over seeds and examples", "",
-             f"Two-level bootstrap: {doc['n_resamples']} stratified resamples of the held-out "
-             "prompts shared by every model, seeds resampled inside each (one seed: examples "
-             "only).", "",
-             "| shared | L | M | params | seeds | " + " | ".join(_SHORT[n] for n in names)
+def _depth_table(rows, names) -> list[str]:
+    lines = ["| shared | L | M | params | seeds | " + " | ".join(_SHORT[n] for n in names)
              + " |", "|" + "---|" * (5 + len(names))]
-    for r in doc["by_depth"]:
+    for r in rows:
         lines.append(f"| {'yes' if r['shared'] else 'no'} | {r['depth']} | {r['n_members']} | "
                      f"{r['params']:,} | {len(r['seeds'])} | "
                      + " | ".join(_ci(r[n]) for n in names) + " |")
+    return lines
+
+
+def _by_depth(doc) -> list[str]:
+    rows = doc["by_depth"]
+    lines = ["## Across depth: seed mean, 95% interval over seeds and examples", "",
+             f"Two-level bootstrap: {doc['n_resamples']} stratified resamples of the held-out "
+             "prompts shared by every model, seeds resampled inside each (one seed: examples "
+             "only).", "", *_depth_table(rows, _present(rows, SCALARS))]
+    info = _present(rows, INFORMATION)
+    if info:
+        lines += ["", "Gaussian information terms (bits), same two-level intervals; every "
+                  "resample refits the estimator and its own label-permutation null "
+                  f"({doc.get('information_null', '?')} permutations inside each resample; "
+                  "point: the model's full-sample null); 'corr.' = term minus its null mean; "
+                  "replicates centred on the full-sample value (bias from the sample, spread "
+                  "from the resamples). TC is label-free (no null). Values above H(Y) = 2 bits "
+                  "are estimator failures.", "", *_depth_table(rows, info)]
     return lines
 
 
@@ -62,7 +81,7 @@ def _growth(doc) -> list[str]:
 
 
 def _table1(doc) -> list[str]:
-    names = list(SCALARS)
+    names = _present(doc["table1"], (*SCALARS, "gauss_d_corrected"))
     lines = ["", "## Table 1 form: shared minus unshared, paired by seed and resample", "",
              "| shared L | vs | unshared L | seeds | " + " | ".join(_SHORT[n] for n in names)
              + " |", "|" + "---|" * (4 + len(names))]

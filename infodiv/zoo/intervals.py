@@ -16,6 +16,20 @@ option logits; bias and diversity of the squared loss in logit space at member s
 logistic probe); the truncated-model (logit-lens) and member-subset accuracy at every junction
 and the truncated model's cross-entropy (bits) at every junction
 (:func:`infodiv.inference.depth.depth_curves`).
+
+The Gaussian information terms (:data:`INFORMATION`: I(U;Y), TC, TC|Y, D of the Helmert-centred
+members, :class:`infodiv.inference.pipelines.InformationPipeline`) get their own replicates
+(:func:`information_replicates`) on the same shared resamples, each with a label-permutation
+null *inside the resample* (:class:`NullCorrectedInformation`): ``corrected_b = term(resample b)
+− mean over J label permutations of term(resample b)``. Refitting the null on every resample
+removes, replicate by replicate, the estimator bias that a bootstrap resample's repeated rows
+add to the label-dependent part. Repeated rows also bias the terms themselves (on an L8 model
+the resamples' I(U;Y) sits 4-5 bits above the full-sample value) and the label null does not
+see that part, so, as :func:`infodiv.inference.nulls.null_corrected` does, the bias is taken
+from the full sample and only the spread from the bootstrap: :func:`centre_replicates` shifts
+every model's information replicates to mean = its point value before any interval is formed.
+TC is label-free: a label permutation leaves it unchanged, so it has no null-corrected version
+(and TC|Y corrected = D corrected).
 """
 
 from __future__ import annotations
@@ -26,8 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SCALARS", "CURVES", "model_figures", "ProbeBound", "shared_indices",
-           "replicates", "cached_replicates", "probe_null"]
+__all__ = ["SCALARS", "CURVES", "INFORMATION", "model_figures", "ProbeBound", "shared_indices",
+           "replicates", "cached_replicates", "probe_null", "NullCorrectedInformation",
+           "information_points", "information_replicates", "centre_replicates"]
 
 #: scalar figures of :func:`model_figures` (name: description)
 SCALARS = {
@@ -38,6 +53,17 @@ SCALARS = {
     "ce_bias": "cross-entropy bias, member scale sum (bits)",
     "ce_diversity": "cross-entropy diversity, member scale sum (bits)",
     "probe_bound": "probe lower bound on I(U;Y), all members (bits)",
+}
+#: Gaussian information figures (bits): name -> (InformationPipeline statistic, description);
+#: ``*_corrected`` = term minus its label-permutation null mean (TC is label-free: none)
+INFORMATION = {
+    "gauss_joint": ("joint", "Gaussian I(U;Y)"),
+    "gauss_tc": ("redundancy", "Gaussian TC (label-free)"),
+    "gauss_tc_y": ("conditional_redundancy", "Gaussian TC|Y"),
+    "gauss_d": ("diversity", "Gaussian D = TC|Y - TC"),
+    "gauss_joint_corrected": ("joint", "Gaussian I(U;Y), null-corrected"),
+    # TC is label-free, so TC|Y corrected = D corrected: only D's is kept
+    "gauss_d_corrected": ("diversity", "Gaussian D, null-corrected"),
 }
 #: curve figures (one value per junction k)
 CURVES = ("truncated_accuracy", "subsets_accuracy", "truncated_cross_entropy")
@@ -111,9 +137,10 @@ def replicates(run, indices, *, probe: bool = True) -> dict:
     return {name: np.asarray([r[name] for r in rows]) for name in (*SCALARS, *CURVES)}
 
 
-def cached_replicates(run, path, indices, *, probe: bool = True, key_extra=None) -> dict:
-    """:func:`replicates`, reused from ``path`` (npz + json key) when computed from the same run
-    (fingerprint), resamples and settings."""
+def cached_replicates(run, path, indices, *, probe: bool = True, key_extra=None,
+                      compute=None) -> dict:
+    """:func:`replicates` (or ``compute(run, indices)``), reused from ``path`` (npz + json key)
+    when computed from the same run (fingerprint), resamples and settings (``key_extra``)."""
     path = Path(path)
     digest = hashlib.sha256(np.concatenate(indices).tobytes()).hexdigest()
     key = {"fingerprint": run.meta.get("fingerprint"), "indices": digest,
@@ -122,7 +149,8 @@ def cached_replicates(run, path, indices, *, probe: bool = True, key_extra=None)
     if path.is_file() and meta.is_file() and json.loads(meta.read_text()) == key:
         with np.load(path) as z:
             return {k: z[k] for k in z.files}
-    reps = replicates(run, indices, probe=probe)
+    reps = (replicates(run, indices, probe=probe) if compute is None
+            else compute(run, indices))
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **reps)
     meta.write_text(json.dumps(key))
@@ -137,3 +165,62 @@ def probe_null(run, *, n_permutations: int = 50, random_state=0) -> dict:
     res = permutation_null(run, ProbeBound(), n_permutations=n_permutations,
                            random_state=random_state, progress=False)
     return res["probe_bound"].to_dict()
+
+
+class NullCorrectedInformation:
+    """Pipeline ``(run, rng) -> dict``: the :data:`INFORMATION` figures of ``run``, the
+    ``*_corrected`` ones minus the mean over ``n_null`` label permutations of ``run`` (drawn from
+    ``rng``, class counts kept) of the same term, all refitted on the run it gets (bits)."""
+
+    def __init__(self, n_null: int = 5):
+        if isinstance(n_null, bool) or int(n_null) < 1:
+            raise ValueError(f"n_null must be a positive integer, got {n_null!r}")
+        self.n_null = int(n_null)
+
+    def __call__(self, run, rng) -> dict:
+        from infodiv.inference.pipelines import InformationPipeline
+        from infodiv.inference.surrogates import with_arrays
+
+        terms = InformationPipeline()
+        obs = terms(run, rng)
+        null = [terms(with_arrays(run, labels=rng.permutation(run.labels)), rng)
+                for _ in range(self.n_null)]
+        out = {}
+        for name, (stat, _) in INFORMATION.items():
+            out[name] = float(obs[stat])
+            if name.endswith("_corrected"):
+                out[name] = float(obs[stat] - np.mean([n[stat] for n in null]))
+        return out
+
+
+def information_points(information_inference) -> dict:
+    """:data:`INFORMATION` point values from a model's ``information_inference`` (the observed
+    terms and ``observed − null mean`` of its full-sample label-permutation null); NaN where a
+    term is missing."""
+    doc = information_inference or {}
+    out = {}
+    for name, (stat, _) in INFORMATION.items():
+        cell = doc.get(stat) or {}
+        key = "corrected" if name.endswith("_corrected") else "value"
+        out[name] = float("nan") if cell.get(key) is None else float(cell[key])
+    return out
+
+
+def information_replicates(run, indices, *, n_null: int = 5, random_state=0) -> dict:
+    """``{name: array [B]}`` of :class:`NullCorrectedInformation` on ``run.take(idx)`` for every
+    shared resample, one seeded stream per resample (its label permutations)."""
+    pipe = NullCorrectedInformation(n_null)
+    seeds = np.random.SeedSequence(random_state).spawn(len(indices))
+    rows = [pipe(run.take(idx), np.random.default_rng(s)) for idx, s in zip(indices, seeds)]
+    return {name: np.asarray([r[name] for r in rows], np.float64) for name in INFORMATION}
+
+
+def centre_replicates(points, reps, names=tuple(INFORMATION)) -> dict:
+    """``reps`` with every figure in ``names`` shifted to mean ``points[name]`` (replicate
+    spread kept, the resamples' own bias removed; NaN replicates ignored in the mean)."""
+    out = dict(reps)
+    for name in names:
+        if name in reps and name in points:
+            r = np.asarray(reps[name], np.float64)
+            out[name] = r - np.nanmean(r, axis=0) + float(points[name])
+    return out

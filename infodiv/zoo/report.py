@@ -21,8 +21,9 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
 5. the toolkit's per-run reports into ``<out>/<model>/``, when ``analyses`` asks for them:
    ``infodiv decompose`` (every variant, Eq. 14) and the curves report
    (:func:`infodiv.reports.curves.curves_report`) with the curve inference of
-   :mod:`infodiv.inference` at reduced sizes (:func:`curves_settings`: B = K = 50 example
-   resamples / label permutations by default, power surrogates opt-in).
+   :mod:`infodiv.inference` (:func:`infodiv.zoo.analyses.curves_settings`: accuracy at
+   B = K = 200 example resamples / label permutations with 20 power surrogates of each kind,
+   Gaussian I(U_S;Y) at B = K = 50 without power, by default).
 
 :mod:`infodiv.zoo.summary` and :mod:`infodiv.zoo.across` then aggregate the records across
 depth and seeds (seed-and-example intervals, growth laws, Table 1, truncated vs trained depth).
@@ -30,12 +31,13 @@ depth and seeds (seed-and-example intervals, growth laws, Table 1, truncated vs 
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 from pathlib import Path
 
 import numpy as np
+
+from .analyses import curve_summary, curves_settings, reduce_curves, run_analyses
 
 __all__ = ["checkpoints", "extract_heldout", "headline", "information_inference",
            "curves_settings", "run_analyses", "curve_summary", "zoo_figures", "report_zoo"]
@@ -175,11 +177,13 @@ def _cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutation
     return _cached_json(path, key, compute)
 
 
-def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50):
+def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null: int = 5):
     """Point figures of :func:`infodiv.zoo.intervals.model_figures`, the probe bound's
     label-permutation null (``probe_null`` permutations, 0 skips) and the replicates on the
-    shared resamples ``indices`` (None skips), each cached under ``path``."""
-    from .intervals import cached_replicates, model_figures
+    shared resamples ``indices`` (None skips), with the Gaussian information replicates
+    (:func:`infodiv.zoo.intervals.information_replicates`, ``info_null`` label permutations
+    inside every resample; 0 skips), each cached under ``path``."""
+    from .intervals import cached_replicates, information_replicates, model_figures
     from .intervals import probe_null as null_of_probe
 
     key = {"fingerprint": contrib.meta.get("fingerprint"), "probe_null": int(probe_null)}
@@ -191,106 +195,22 @@ def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50):
         return pts
 
     points = _cached_json(path / "zoo_figures.json", key, compute)
-    reps = None if indices is None else cached_replicates(contrib, path / "replicates.npz",
-                                                          indices)
+    if indices is None:
+        return points, None
+    reps = dict(cached_replicates(contrib, path / "replicates.npz", indices))
+    if info_null:
+        reps.update(cached_replicates(
+            contrib, path / "information_replicates.npz", indices,
+            key_extra={"information_null": int(info_null)},
+            compute=lambda run, idx: information_replicates(run, idx, n_null=info_null)))
     return points, reps
-
-
-def _run_command(module: str, argv: list[str]) -> int:
-    mod = importlib.import_module(module)
-    parser = argparse.ArgumentParser(prog=module)
-    mod.configure(parser)
-    return int(mod.run(parser.parse_args(argv)) or 0)
-
-
-_DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
-
-
-def curves_settings(inference: int = 50, power: int = 0) -> dict:
-    """The zoo's ``infodiv.reports.curves.CurvesSettings`` fields: 100 orders and triples,
-    no stability bootstrap or graph, the curve inference with ``inference`` example resamples
-    and as many label permutations (0: no inference), ``power`` surrogates per kind."""
-    return {"objectives": ["accuracy", "mi_gaussian"], "n_permutations": 100,
-            "n_triples": 100, "n_bootstrap": 200, "stability": 0, "graph": False,
-            "inference": bool(inference), "inference_resamples": int(inference) or None,
-            "inference_null": int(inference) or None, "power_replicates": int(power)}
-
-
-def _curves(run_dir, dest: Path, settings: dict) -> None:
-    from extraction import Contributions
-    from infodiv.reports.curves import CurvesSettings, curves_report
-
-    kw = dict(settings, objectives=tuple(settings["objectives"]))
-    curves_report(Contributions.load(run_dir), dest, CurvesSettings(**kw), run_dir=run_dir)
-
-
-def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
-                 decompose_inference: int | None = None, log=print) -> dict:
-    """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
-    already finished with the same settings: their JSON exists). ``curves``: the
-    :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" | "failed: ..."}``:
-    a failed analysis is recorded, not hidden. ``decompose_inference``: ``infodiv decompose
-    --inference`` (None: its default)."""
-    curves = curves_settings() if curves is None else curves
-    status = {}
-    for name in analyses:
-        dest = Path(out) / name
-        key = {"decompose": {"info_method": "gaussian"}, "curves": curves}[name]
-        marker = dest / "zoo_settings.json"
-        done = (dest / _DONE[name]).is_file()
-        if done and (name == "decompose" or (marker.is_file()
-                                             and json.loads(marker.read_text()) == key)):
-            status[name] = "exists"
-            continue
-        try:
-            if name == "curves":
-                _curves(run_dir, dest, curves)
-            else:
-                extra = ([] if decompose_inference is None
-                         else ["--inference", str(int(decompose_inference))])
-                rc = _run_command("infodiv.commands.decompose", [
-                    str(run_dir), "--out", str(dest), "--info-method", "gaussian", *extra])
-                if rc != 0:
-                    raise RuntimeError(f"exit {rc}")
-            marker.write_text(json.dumps(key))
-            status[name] = "done"
-        except Exception as exc:  # a toolkit analysis broken mid-refactor must not stop the zoo
-            status[name] = f"failed: {type(exc).__name__}: {exc}"
-        log(f"  {name}: {status[name]}")
-    return status
-
-
-def curve_summary(report_json) -> dict:
-    """Per objective of a curves ``report.json``: the verdicts (detected or not), the gain
-    slope g(k) (all k and from k = 2) with its refitted interval, null-corrected value and
-    label-null p, and the BH-significant violation rate; ``{}`` when the file is absent."""
-    path = Path(report_json)
-    if not path.is_file():
-        return {}
-    doc = json.loads(path.read_text())
-    out = {}
-    for obj, entry in doc.get("objectives", {}).items():
-        rep = entry.get("report") or {}
-        slopes = {}
-        for key, g in (("all", rep.get("gain_slope") or {}),
-                       ("from_k2", (rep.get("gain_slope") or {}).get("from_k2") or {})):
-            slopes[key] = {k: g.get(k) for k in ("slope", "ci", "corrected", "corrected_ci")}
-            slopes[key]["p"] = (g.get("null") or {}).get("p")
-        out[obj] = {"verdicts": {k: v.get("detected")
-                                 for k, v in (rep.get("verdicts") or {}).items()},
-                    "gain_slope": slopes,
-                    "significant_violation_rate": (rep.get("dr") or {}).get(
-                        "significant_violation_rate"),
-                    "n_resamples": ((rep.get("gain_slope") or {}).get("from_k2") or {}).get(
-                        "n_bootstrap")}
-    return out
 
 
 def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
                curves=None, info_method: str = "gaussian", n_bootstrap: int = 200,
                n_permutations: int = 200, n_resamples: int = 100, probe_null: int = 50,
-               only=None, reduced=(), reduced_size: int = 20, progress: bool = True,
-               log=print) -> list[dict]:
+               info_null: int = 5, only=None, reduced=(), reduced_size: int = 20,
+               reduced_curves=None, progress: bool = True, log=print) -> list[dict]:
     """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
 
     Writes ``out/summary.json`` (one record per model: model, depth, shared, seed, params,
@@ -301,11 +221,14 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     ``n_bootstrap`` / ``n_permutations`` size :func:`information_inference` (both 0:
     skipped); ``n_resamples`` shared example resamples for every model (0 skips the
     intervals over examples); ``probe_null`` label permutations of the probe bound;
+    ``info_null`` label permutations inside every resample for the null-corrected Gaussian
+    information terms across depth (0 skips those replicates);
     ``curves``: :func:`curves_settings`. ``only``: model-name substrings; the other models are
     skipped and no summary is written (parallel partial runs; a full run then reuses them).
     ``reduced``: model-name substrings whose inference runs at ``reduced_size`` resamples /
     permutations (Gaussian information terms, probe null, curve inference, decompose) — the
-    CPU budget for the M = 61 model; recorded in its row as ``reduced_inference``.
+    CPU budget for the M = 61 model; recorded in its row as ``reduced_inference``;
+    ``reduced_curves``: the curve objectives so reduced (None: all).
     """
     from .across import (
         by_depth,
@@ -316,7 +239,7 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         truncated_vs_depth,
     )
     from .data import zoo_tasks
-    from .intervals import shared_indices
+    from .intervals import centre_replicates, information_points, shared_indices
     from .summary import write_summary
 
     out = Path(out)
@@ -350,12 +273,16 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
                              f"record says {row['n_members']}")
         points[name], reps[name] = zoo_figures(
             contrib, out / name, indices,
-            probe_null=max(19, reduced_size) if small and probe_null else probe_null)
+            probe_null=max(19, reduced_size) if small and probe_null else probe_null,
+            info_null=info_null)
+        points[name].update(information_points(row.get("information_inference")))
+        if reps[name] is not None:
+            reps[name] = centre_replicates(points[name], reps[name])
         row["probe_bound"] = points[name]["probe_bound"]
         row["probe_null"] = points[name].get("probe_null")
         row["analyses"] = run_analyses(
             out / "contributions" / name, out / name, analyses,
-            curves=(curves_settings(reduced_size, (curves or {}).get("power_replicates", 0))
+            curves=(reduce_curves(curves or curves_settings(), reduced_size, reduced_curves)
                     if small else curves),
             decompose_inference=reduced_size if small else None, log=log)
         row["curves"] = curve_summary(out / name / "curves" / "report.json")
@@ -368,7 +295,8 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         top = max((r["depth"] for r in unshared), default=None)
         deepest = [r["model"] for r in unshared if r["depth"] == top] + [
             r["model"] for r in records if r.get("width") is None]     # + fine-tuned models
-        across = {"n_resamples": int(n_resamples), "by_depth": by_depth(records, points, reps),
+        across = {"n_resamples": int(n_resamples), "information_null": int(info_null),
+                  "by_depth": by_depth(records, points, reps),
                   "growth": growth_across_depth(records, points),
                   "table1": table1(records, points, reps),
                   "gap_regression": {d: gap_regression(records, points, reps, diversity=d)

@@ -1,0 +1,186 @@
+"""The toolkit's per-run reports of one zoo checkpoint: ``infodiv decompose`` and the curves
+report, with their settings, caching and the summary the zoo quotes.
+
+The curves report runs one objective at a time (:func:`infodiv.reports.curves.curves_report`,
+each with its own ``CurvesSettings``: :func:`objective_settings`), so the headline objective
+(held-out accuracy of the summed readout) gets the curve inference at full size with the power
+surrogates while the Gaussian I(U_S;Y) objective, whose estimates exceed H(Y) on these members,
+runs at a smaller size; the entries are merged into one ``curves/report.json`` (+ ``report.md``,
+:func:`infodiv.reports.curves.curves_markdown`). Every entry records its settings
+(``zoo_settings``) and is reused by a rerun with the same ones: an interrupted report resumes
+per objective.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+__all__ = ["curves_settings", "objective_settings", "reduce_curves", "run_analyses",
+           "curve_summary"]
+
+_DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
+
+
+def curves_settings(inference: int = 200, power: int = 20, *, secondary=(50, 0),
+                    objectives=("accuracy", "mi_gaussian")) -> dict:
+    """The zoo's curves settings: 100 random orders and DR triples, no stability bootstrap or
+    graph; the first objective with ``inference`` example resamples and as many label
+    permutations (0: no inference) and ``power`` surrogates per kind, the others with
+    ``secondary`` = (resamples = permutations, surrogates)."""
+    sizes = {obj: (inference, power) if i == 0 else tuple(secondary)
+             for i, obj in enumerate(objectives)}
+    return {"objectives": list(objectives), "n_permutations": 100, "n_triples": 100,
+            "n_bootstrap": 200, "stability": 0, "graph": False,
+            "sizes": {obj: {"inference": int(b), "power": int(p)}
+                      for obj, (b, p) in sizes.items()}}
+
+
+def reduce_curves(settings: dict, size: int, objectives=None) -> dict:
+    """``settings`` with the inference of ``objectives`` (all: None) cut to ``size``
+    resamples = permutations (their power kept)."""
+    out = json.loads(json.dumps(settings))
+    for obj, cell in out["sizes"].items():
+        if (objectives is None or obj in objectives) and cell["inference"]:
+            cell["inference"] = int(size)
+    return out
+
+
+def objective_settings(settings: dict, obj: str) -> dict:
+    """``CurvesSettings`` keyword arguments of objective ``obj`` alone."""
+    cell = settings["sizes"][obj]
+    b, p = int(cell["inference"]), int(cell["power"])
+    common = {k: v for k, v in settings.items() if k not in ("objectives", "sizes")}
+    return {**common, "objectives": [obj], "inference": bool(b), "inference_resamples": b or None,
+            "inference_null": b or None, "power_replicates": p}
+
+
+def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
+    """Compute (or reuse) every objective's entry, merge, write; the failed objectives'
+    messages are returned (their entries keep the error and are recomputed next time)."""
+    from extraction import Contributions
+    from infodiv.reports.curves import CurvesSettings, curves_markdown, curves_report
+    from infodiv.reports.serialize import write_json
+
+    contrib = Contributions.load(run_dir)
+    old_path = dest / "report.json"
+    old = json.loads(old_path.read_text()) if old_path.is_file() else {"objectives": {}}
+    merged = None
+    for obj in settings["objectives"]:
+        kw = objective_settings(settings, obj)
+        prev = old["objectives"].get(obj) or {}
+        if prev.get("zoo_settings") == kw and "error" not in prev:
+            doc = {**old, "objectives": {obj: prev},
+                   "timings_s": {obj: (old.get("timings_s") or {}).get(obj)}}
+            log(f"  curves {obj}: reused")
+        else:
+            tmp = dest / f".part-{obj}"
+            cs = CurvesSettings(**{**kw, "objectives": (obj,)})
+            doc = curves_report(contrib, tmp, cs, run_dir=run_dir, log=log)
+            shutil.rmtree(tmp, ignore_errors=True)   # its figures are regenerated, not kept
+            doc["objectives"][obj]["zoo_settings"] = kw
+            log(f"  curves {obj}: computed ({doc['timings_s'].get(obj, 0):.0f} s)")
+        if merged is None:
+            merged = doc
+            continue
+        merged["objectives"].update(doc["objectives"])
+        merged["timings_s"].update(doc.get("timings_s") or {})
+    merged["settings"]["objective"] = list(settings["objectives"])
+    merged["settings"]["zoo"] = settings
+    merged["run"]["dir"] = os.path.relpath(Path(run_dir).resolve(), dest.resolve())
+    dest.mkdir(parents=True, exist_ok=True)
+    write_json(old_path, merged)
+    (dest / "report.md").write_text(curves_markdown(merged))
+    return [f"{obj}: {e['error']}" for obj, e in merged["objectives"].items() if "error" in e]
+
+
+def _run_command(module: str, argv: list[str]) -> int:
+    mod = importlib.import_module(module)
+    parser = argparse.ArgumentParser(prog=module)
+    mod.configure(parser)
+    return int(mod.run(parser.parse_args(argv)) or 0)
+
+
+def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
+                 decompose_inference: int | None = None, log=print) -> dict:
+    """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
+    already finished with the same settings: their JSON exists). ``curves``: the
+    :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" | "failed: ..."}``:
+    a failed analysis is recorded, not hidden. ``decompose_inference``: ``infodiv decompose
+    --inference`` (None: its default)."""
+    curves = curves_settings() if curves is None else curves
+    status = {}
+    for name in analyses:
+        dest = Path(out) / name
+        key = {"decompose": {"info_method": "gaussian"}, "curves": curves}[name]
+        marker = dest / "zoo_settings.json"
+        done = (dest / _DONE[name]).is_file()
+        if done and (name == "decompose" or (marker.is_file()
+                                             and json.loads(marker.read_text()) == key)):
+            status[name] = "exists"
+            continue
+        try:
+            if name == "curves":
+                errors = _curves(run_dir, dest, curves, log=log)
+                if errors:
+                    raise RuntimeError("; ".join(errors))
+            else:
+                extra = ([] if decompose_inference is None
+                         else ["--inference", str(int(decompose_inference))])
+                rc = _run_command("infodiv.commands.decompose", [
+                    str(run_dir), "--out", str(dest), "--info-method", "gaussian", *extra])
+                if rc != 0:
+                    raise RuntimeError(f"exit {rc}")
+            marker.write_text(json.dumps(key))
+            status[name] = "done"
+        except Exception as exc:  # a toolkit analysis broken mid-refactor must not stop the zoo
+            status[name] = f"failed: {type(exc).__name__}: {exc}"
+        log(f"  {name}: {status[name]}")
+    return status
+
+
+def _rate(cell):
+    return None if not cell else {k: cell.get(k) for k in ("rate", "n_detected", "n", "ci")}
+
+
+def _verdict_detail(v: dict) -> dict:
+    """A curves-report verdict reduced to what the zoo quotes: the finding (detected and
+    calibrated; ``detected`` where the report predates calibration), the power on its matched
+    case and the shuffled-label firing rate, and its sentence."""
+    return {"finding": v.get("finding", v.get("detected")), "detected": v.get("detected"),
+            "calibrated": v.get("calibrated"), "power": _rate(v.get("power")),
+            "false_positive": _rate(v.get("false_positive")),
+            "matched_case": v.get("matched_case"), "text": v.get("text"), "rule": v.get("rule")}
+
+
+def curve_summary(report_json) -> dict:
+    """Per objective of a curves ``report.json``: the verdicts (the finding: detected and
+    calibrated) with their power and shuffled-label rates (:func:`_verdict_detail`), the gain
+    slope g(k) (all k and from k = 2) with its refitted interval, null-corrected value and
+    label-null p, and the BH-significant violation rate; ``{}`` when the file is absent."""
+    path = Path(report_json)
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text())
+    out = {}
+    for obj, entry in doc.get("objectives", {}).items():
+        rep = entry.get("report") or {}
+        slopes = {}
+        for key, g in (("all", rep.get("gain_slope") or {}),
+                       ("from_k2", (rep.get("gain_slope") or {}).get("from_k2") or {})):
+            slopes[key] = {k: g.get(k) for k in ("slope", "ci", "corrected", "corrected_ci")}
+            slopes[key]["p"] = (g.get("null") or {}).get("p")
+        verdicts = rep.get("verdicts") or {}
+        out[obj] = {"verdicts": {k: v.get("finding", v.get("detected"))
+                                 for k, v in verdicts.items()},
+                    "verdict_details": {k: _verdict_detail(v) for k, v in verdicts.items()},
+                    "gain_slope": slopes,
+                    "significant_violation_rate": (rep.get("dr") or {}).get(
+                        "significant_violation_rate"),
+                    "n_resamples": ((rep.get("gain_slope") or {}).get("from_k2") or {}).get(
+                        "n_bootstrap")}
+    return out

@@ -1,0 +1,90 @@
+"""Null-corrected Gaussian information replicates of the zoo (infodiv.zoo.intervals): the
+label null is refitted inside every resample and the replicates are centred on the point."""
+
+import json
+
+import numpy as np
+import pytest
+
+from infodiv.inference.synthetic import dependent_ensemble
+from infodiv.zoo.intervals import (
+    INFORMATION,
+    NullCorrectedInformation,
+    centre_replicates,
+    information_points,
+    information_replicates,
+    shared_indices,
+)
+
+
+def test_null_correction_is_the_label_permutation_null_of_the_resample():
+    from infodiv.inference import permutation_null
+    from infodiv.inference.pipelines import InformationPipeline
+
+    run = dependent_ensemble(300, 6, n_options=3, signal=0.3)
+    got = NullCorrectedInformation(n_null=100)(run, np.random.default_rng(1))
+    ref = permutation_null(run, InformationPipeline(), n_permutations=100, progress=False)
+    for name, stat in (("gauss_joint", "joint"), ("gauss_d", "diversity")):
+        null = ref[stat]
+        assert got[name] == pytest.approx(null.observed, abs=1e-9)
+        # term minus the mean of its own label null (two independent 100-permutation means)
+        tol = 4 * null.null_sd * np.sqrt(2 / 100)
+        assert got[f"{name}_corrected"] == pytest.approx(null.corrected, abs=tol)
+        assert abs(got[f"{name}_corrected"] - got[name]) > 0      # a correction happened
+    # TC is label-free, so D's correction is TC|Y's: D_corr = TC|Y - null mean of TC|Y
+    assert set(got) == set(INFORMATION)
+    assert got["gauss_d"] == pytest.approx(got["gauss_tc_y"] - got["gauss_tc"], abs=1e-9)
+    blank = NullCorrectedInformation(n_null=20)(
+        dependent_ensemble(300, 6, n_options=3, signal=0.0), np.random.default_rng(0))
+    assert got["gauss_joint_corrected"] > 5 * abs(blank["gauss_joint_corrected"])
+
+
+def test_information_replicates_seeded_and_centred():
+    run = dependent_ensemble(240, 5, n_options=2, signal=0.5)
+    idx = shared_indices(run.labels, 20)
+    a = information_replicates(run, idx, n_null=2)
+    b = information_replicates(run, idx, n_null=2)
+    assert all(np.array_equal(a[k], b[k]) for k in INFORMATION) and a["gauss_d"].shape == (20,)
+    points = {"gauss_d": -1.5, "gauss_tc": 0.25}
+    c = centre_replicates(points, a)
+    for k, v in points.items():
+        assert np.mean(c[k]) == pytest.approx(v)
+        assert np.allclose(c[k] - c[k].mean(), a[k] - a[k].mean())
+    assert np.array_equal(c["gauss_joint"], a["gauss_joint"])      # no point: unchanged
+    inf = {"joint": {"value": 1.0, "corrected": 0.25}, "diversity": {"value": -2.0}}
+    pts = information_points(inf)
+    assert pts["gauss_joint"] == 1.0 and pts["gauss_joint_corrected"] == 0.25
+    assert pts["gauss_d"] == -2.0 and np.isnan(pts["gauss_d_corrected"])
+    with pytest.raises(ValueError, match="n_null"):
+        NullCorrectedInformation(0)
+
+
+def test_curves_per_objective_sizes_merge_and_resume(tmp_path):
+    from infodiv.zoo.analyses import curve_summary, curves_settings, reduce_curves, run_analyses
+
+    run_dir = dependent_ensemble(240, 4, n_options=2, signal=0.6).save(tmp_path / "run")
+    settings = curves_settings(20, 0, secondary=(0, 0))
+    settings.update(n_permutations=20, n_triples=10, n_bootstrap=100)
+    logs = []
+    assert run_analyses(run_dir, tmp_path / "out", ("curves",), curves=settings,
+                        log=logs.append) == {"curves": "done"}
+    doc = json.loads((tmp_path / "out" / "curves" / "report.json").read_text())
+    acc, mi = doc["objectives"]["accuracy"], doc["objectives"]["mi_gaussian"]
+    assert acc["zoo_settings"]["inference_resamples"] == 20 and acc["report"].get("verdicts")
+    assert mi["zoo_settings"]["inference"] is False and not mi["report"].get("verdicts")
+    assert doc["run"]["dir"] == "../../run" and doc["settings"]["zoo"] == settings
+    summary = curve_summary(tmp_path / "out" / "curves" / "report.json")
+    dr = summary["accuracy"]["verdict_details"]["diminishing_returns"]
+    assert dr["finding"] == summary["accuracy"]["verdicts"]["diminishing_returns"]
+    bad = dict(settings, n_bootstrap=20)    # an objective that fails is reported, not hidden
+    assert run_analyses(run_dir, tmp_path / "bad", ("curves",), curves=bad,
+                        log=logs.append)["curves"].startswith("failed: RuntimeError: accuracy")
+    # an unchanged objective is reused, a changed one recomputed; same settings: nothing runs
+    logs.clear()
+    other = reduce_curves(settings, 21, ["accuracy"])
+    assert other["sizes"]["accuracy"]["inference"] == 21
+    run_analyses(run_dir, tmp_path / "out", ("curves",), curves=other, log=logs.append)
+    assert any("mi_gaussian: reused" in m for m in logs)
+    assert any("accuracy: computed" in m for m in logs)
+    assert run_analyses(run_dir, tmp_path / "out", ("curves",), curves=other,
+                        log=logs.append) == {"curves": "exists"}
