@@ -88,3 +88,11 @@ def test_curves_per_objective_sizes_merge_and_resume(tmp_path):
     assert any("accuracy: computed" in m for m in logs)
     assert run_analyses(run_dir, tmp_path / "out", ("curves",), curves=other,
                         log=logs.append) == {"curves": "exists"}
+    # M = 3 cannot host the planted-XOR power surrogate (2 member pairs): run without power
+    small = dependent_ensemble(240, 3, n_options=2, signal=0.6).save(tmp_path / "small")
+    powered = curves_settings(20, 19, secondary=(0, 0), objectives=("accuracy",))
+    powered.update(n_permutations=20, n_triples=10, n_bootstrap=100)
+    assert run_analyses(small, tmp_path / "small_out", ("curves",), curves=powered,
+                        log=logs.append) == {"curves": "done"}
+    entry = json.loads((tmp_path / "small_out" / "curves" / "report.json").read_text())
+    assert entry["objectives"]["accuracy"]["zoo_settings"]["power_replicates"] == 0

@@ -7,8 +7,9 @@ each with its own ``CurvesSettings``: :func:`objective_settings`), so the headli
 surrogates while the Gaussian I(U_S;Y) objective, whose estimates exceed H(Y) on these members,
 runs at a smaller size; the entries are merged into one ``curves/report.json`` (+ ``report.md``,
 :func:`infodiv.reports.curves.curves_markdown`). Every entry records its settings
-(``zoo_settings``) and is reused by a rerun with the same ones: an interrupted report resumes
-per objective.
+(``zoo_settings``: the settings actually used; no power surrogates below
+:data:`MIN_POWER_MEMBERS` members) and is reused by a rerun with the same ones: an interrupted
+report resumes per objective.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ __all__ = ["curves_settings", "objective_settings", "reduce_curves", "run_analys
            "curve_summary"]
 
 _DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
+#: the power surrogates plant XOR synergy into 2 member pairs
+#: (infodiv.inference.surrogates.planted_synergy): fewer members get no power run
+MIN_POWER_MEMBERS = 4
 
 
 def curves_settings(inference: int = 200, power: int = 20, *, secondary=(50, 0),
@@ -72,6 +76,10 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
     merged = None
     for obj in settings["objectives"]:
         kw = objective_settings(settings, obj)
+        if kw["power_replicates"] and contrib.n_members < MIN_POWER_MEMBERS:
+            # the planted-XOR surrogate replaces 2 member pairs: no power run below M = 4
+            kw = {**kw, "power_replicates": 0}
+            log(f"  curves {obj}: M = {contrib.n_members} < {MIN_POWER_MEMBERS}, no power")
         prev = old["objectives"].get(obj) or {}
         if prev.get("zoo_settings") == kw and "error" not in prev:
             doc = {**old, "objectives": {obj: prev},
