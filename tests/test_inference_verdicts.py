@@ -81,12 +81,13 @@ def test_a_verdict_is_yes_only_when_it_survives_its_null():
              "dr_differences": {"value": np.array([-0.5, 0.2, 0.1]),
                                 "se": np.array([0.05, 0.1, 0.1])}}
     rng = np.random.default_rng(0)
-    centred = NullReference(rng.normal(0, 0.1, 199), rng.normal(0, 0.02, 199), np.zeros(3))
+    centred = NullReference(rng.normal(0, 0.1, 199), rng.normal(0, 0.02, 199),
+                            rng.normal(0, 0.05, (199, 3)))
     assert decide(stats, centred) == {"diminishing_returns": True,
                                       "dr_mean_difference_positive": True, "violations": True}
     # the null reproduces the effect (estimator bias): the same intervals are no finding
     biased = NullReference(rng.normal(-1.0, 0.1, 199), rng.normal(0.2, 0.02, 199),
-                           np.array([-0.5, 0.2, 0.1]))
+                           rng.normal([-0.5, 0.2, 0.1], 0.05, (199, 3)))
     assert not any(decide(stats, biased).values())
     assert not any(decide(stats, NullReference(None, None, None)).values())  # no null
     docs = verdict_docs(decide(stats, biased), None)
@@ -192,20 +193,22 @@ def test_power_is_on_by_default_and_sits_beside_every_verdict(powered):
 
 
 def test_planted_xor_surrogates_show_violations_through_the_verdict_rule():
-    """The power detector's violation rule (null-corrected per-triple differences, BH) fires
-    on planted XOR pairs and not on the conditionally independent base (Gaussian I)."""
-    from infodiv.inference import CurvePipeline
+    """The power detector's violation rule (null-corrected per-triple differences, step-down
+    min-z against the base run's label null) fires on planted XOR pairs and not on the
+    conditionally independent base (Gaussian I)."""
+    from infodiv.inference import CurvePipeline, permutation_null
     from infodiv.inference.power import FixedFitDetector
 
     pipe = CurvePipeline("mi_gaussian", n_orders=2, n_triples=16, information=False,
                          diversity=False)
-    none = NullReference(np.zeros(39), np.zeros(39), np.zeros(16))
-    detect = FixedFitDetector(pipe, none, n_bootstrap=100)
     with_xor = without = 0
     for r in range(4):
         base = conditionally_independent(dependent_ensemble(800, 4, signal=0.5, rho=0.4,
                                                             random_state=200 + r),
                                          random_state=r)
+        ref = NullReference.from_null(permutation_null(base, pipe, n_permutations=39,
+                                                       random_state=r, progress=False))
+        detect = FixedFitDetector(pipe, ref, n_bootstrap=100)
         rng = np.random.default_rng(r)
         with_xor += detect(planted_synergy(base, n_pairs=2, random_state=r), rng)["violations"]
         without += detect(base, rng)["violations"]

@@ -29,14 +29,17 @@ from .pipelines import GROWTH_LAWS, INFORMATION_STATISTICS, LABEL_FREE, CurvePip
 from .power import FixedFitDetector, surrogate_power
 from .verdicts import (
     NullReference,
-    corrected_violations,
     decide,
     stats_from_bootstrap,
     verdict_docs,
+    violation_test,
 )
 
 __all__ = ["curve_inference", "curve_inference_markdown", "POWER_TESTS", "MC_LABEL"]
 
+VIOLATION_TEST = ("null-corrected z_t = (d_t - m0_t) / max(se_boot, sd_null), Westfall-Young "
+                  "step-down min-z over triples against the label-permutation draws "
+                  "(family-wise error <= alpha), and d_t < 0")
 MC_LABEL = "Monte-Carlo error (orders and split resampled, examples fixed)"
 CI_LABEL = "example bootstrap, everything refitted, percentile"
 #: the verdicts' tests, as (statistic, rule) for :class:`~.power.bootstrap_detector`
@@ -173,11 +176,13 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
         doc["information"] = {k: _scalar(inf, k) for k in INFORMATION_STATISTICS}
     doc["flags"] = [f.to_dict() for f in _flags(run, inf)]
     ref = NullReference.from_null(inf.null)
-    if doc["dr"] is not None and ref.triples_mean is not None:
-        sig = corrected_violations(b["dr_differences"].value, b["dr_differences"].se,
-                                   ref.triples_mean, alpha)
-        doc["dr"].update(significant_corrected=sig,
-                         significant_violation_rate_corrected=float(sig.mean()))
+    if doc["dr"] is not None and ref.triples is not None:
+        vt = violation_test(b["dr_differences"].value, b["dr_differences"].se, ref.triples,
+                            alpha)
+        doc["dr"].update(significant_corrected=vt["significant"],
+                         significant_violation_rate_corrected=float(vt["significant"].mean()),
+                         p_values_corrected=vt["p_adjusted"], z_corrected=vt["z"],
+                         critical_z_corrected=vt["critical"], test_corrected=VIOLATION_TEST)
     c1 = time.process_time()
     if power_replicates:
         small = CurvePipeline(objective, n_orders=max(4, n_orders // 2),

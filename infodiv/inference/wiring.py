@@ -94,7 +94,8 @@ def _move_dr(old: dict, new: dict) -> None:
             old[f"{key}_fixed_fit"] = old.pop(key)
     for key in ("mean_difference_ci", "mean_difference_ci_mc", "significant_violation_rate",
                 "any_significant", "p_values", "significant", "ci_low", "ci_high", "test",
-                "alpha", "significant_corrected", "significant_violation_rate_corrected"):
+                "alpha", "significant_corrected", "significant_violation_rate_corrected",
+                "p_values_corrected", "z_corrected", "critical_z_corrected", "test_corrected"):
         if key in new:
             old[key] = new[key]
     old["mean_difference_ci_label"] = "example bootstrap, everything refitted (chains fixed)"
@@ -190,7 +191,8 @@ def inference_lines(rep: dict) -> list[str]:
                      f"{_g(dr['mean_difference'])}, 95% CI {_ci(dr['mean_difference_ci'])}; "
                      f"null mean {_g(nul['mean'])} {_ci(nul['interval'])}, p = {_g(nul['p'])}"
                      f"; BH-significant violation rate {_g(dr['significant_violation_rate'])} "
-                     f"of {len(dr.get('p_values') or [])} triples (null-corrected: "
+                     f"of {len(dr.get('p_values') or [])} triples (null-corrected, step-down "
+                     f"min-z permutation test: "
                      f"{_g(dr.get('significant_violation_rate_corrected'))}).")
     div = rep.get("diversity") or {}
     if "beta_ci" in div:
