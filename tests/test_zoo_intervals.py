@@ -96,3 +96,19 @@ def test_curves_per_objective_sizes_merge_and_resume(tmp_path):
                         log=logs.append) == {"curves": "done"}
     entry = json.loads((tmp_path / "small_out" / "curves" / "report.json").read_text())
     assert entry["objectives"]["accuracy"]["zoo_settings"]["power_replicates"] == 0
+
+
+def test_growth_laws_with_an_extra_depth_some_seeds_lack():
+    from infodiv.zoo.across import growth_across_depth
+
+    records, points = [], {}
+    for depth, seeds in ((1, (0, 1)), (2, (0, 1)), (4, (0, 1)), (8, (0, 1)), (12, (0,))):
+        for seed in seeds:
+            name = f"L{depth}-s{seed}"
+            records.append({"model": name, "width": 8, "shared": False, "depth": depth,
+                            "seed": seed, "n_members": 2 * depth + 1, "params": 10 * depth})
+            points[name] = {"accuracy": 0.8 - 0.1 / depth + 0.01 * seed}
+    rows = [r for r in growth_across_depth(records, points) if r["x"] == "n_members"]
+    assert [(r["depth_set"], r["depths"], r["seeds"]) for r in rows] == [
+        ("every seed", [1, 2, 4, 8], [0, 1]), ("all depths", [1, 2, 4, 8, 12], [0])]
+    assert rows[0]["replicates"] in (True, False) and rows[1]["replicates"] is False

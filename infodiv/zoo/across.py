@@ -103,38 +103,57 @@ def _fit_laws(x, y) -> dict:
     return out
 
 
+def _depth_sets(groups, shared) -> list[list[int]]:
+    """The depths every seed of the family has, and (when some depths have fewer seeds, e.g.
+    extra depths still training) all its depths."""
+    depths = sorted(d for (s, d) in groups if s == shared)
+    seeds = {d: {int(r["seed"]) for r in groups[(shared, d)]} for d in depths}
+    every = set().union(*seeds.values()) if seeds else set()
+    common = [d for d in depths if seeds[d] == every]
+    return [common] + ([depths] if depths != common else [])
+
+
 def growth_across_depth(records, points) -> list[dict]:
     """Growth laws of each figure across depth, per seed and on the seed means, for the
-    unshared and the shared family, against members and against parameters."""
+    unshared and the shared family, against members and against parameters; on the depths
+    every seed has and, where they differ, on all depths with the seeds that have them all
+    (``depth_set``: "every seed" / "all depths")."""
     rows = []
     groups = _groups(records)
     for shared in (False, True):
-        depths = sorted(d for (s, d) in groups if s == shared)
-        if len(depths) < 3:
-            continue
-        seeds = sorted(set.intersection(*({int(r["seed"]) for r in groups[(shared, d)]}
-                                          for d in depths)))
-        for xname in ("n_members", "params"):
-            x = np.asarray([groups[(shared, d)][0][xname] for d in depths], np.float64)
-            models = [r["model"] for d in depths for r in groups[(shared, d)]]
-            for fig in GROWTH_FIGURES:
-                if not all(fig in points[m] for m in models):
-                    continue
-                per_seed = {}
-                for seed in seeds:
-                    y = np.asarray([points[next(r["model"] for r in groups[(shared, d)]
-                                                if int(r["seed"]) == seed)][fig]
-                                    for d in depths], np.float64)
-                    per_seed[seed] = _fit_laws(x, y)
-                mean_y = np.asarray([np.mean([points[r["model"]][fig]
-                                              for r in groups[(shared, d)]]) for d in depths])
-                winners = [f["best_aicc"] for f in per_seed.values()]
-                rows.append({"shared": shared, "x": xname, "figure": fig,
-                             "depths": depths, "x_values": x.tolist(), "seeds": seeds,
-                             "seed_mean": _fit_laws(x, mean_y), "per_seed": per_seed,
-                             "winners": winners,
-                             "replicates": bool(winners) and None not in winners
-                             and len(set(winners)) == 1})
+        for k, depths in enumerate(_depth_sets(groups, shared)):
+            if len(depths) < 3:
+                continue
+            seeds = sorted(set.intersection(*({int(r["seed"]) for r in groups[(shared, d)]}
+                                              for d in depths)))
+            rows += _growth_rows(groups, points, shared, depths, seeds,
+                                 "every seed" if k == 0 else "all depths")
+    return rows
+
+
+def _growth_rows(groups, points, shared, depths, seeds, depth_set) -> list[dict]:
+    rows = []
+    for xname in ("n_members", "params"):
+        x = np.asarray([groups[(shared, d)][0][xname] for d in depths], np.float64)
+        models = [r["model"] for d in depths for r in groups[(shared, d)]]
+        for fig in GROWTH_FIGURES:
+            if not all(fig in points[m] for m in models):
+                continue
+            per_seed = {}
+            for seed in seeds:
+                y = np.asarray([points[next(r["model"] for r in groups[(shared, d)]
+                                            if int(r["seed"]) == seed)][fig]
+                                for d in depths], np.float64)
+                per_seed[seed] = _fit_laws(x, y)
+            mean_y = np.asarray([np.mean([points[r["model"]][fig]
+                                          for r in groups[(shared, d)]]) for d in depths])
+            winners = [f["best_aicc"] for f in per_seed.values()]
+            rows.append({"shared": shared, "x": xname, "figure": fig, "depth_set": depth_set,
+                         "depths": depths, "x_values": x.tolist(), "seeds": seeds,
+                         "seed_mean": _fit_laws(x, mean_y), "per_seed": per_seed,
+                         "winners": winners,
+                         "replicates": len(winners) > 1 and None not in winners
+                         and len(set(winners)) == 1})
     return rows
 
 

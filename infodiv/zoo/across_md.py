@@ -66,15 +66,17 @@ def _by_depth(doc) -> list[str]:
 
 def _growth(doc) -> list[str]:
     lines = ["", "## Growth laws across depth (AICc winner per seed; seed-mean fit)", "",
-             "AICc needs n > p + 1 points: with 4 unshared depths the power law (p = 3) has "
-             "no AICc, with 3 shared depths no law has one.", "",
-             "| family | x | figure | seeds' winners | replicated | seed-mean winner | "
-             "seed-mean AICc lin / log / power |", "|---|---|---|---|---|---|---|"]
+             "AICc needs n > p + 1 points: with 4 depths the power law (p = 3) has no AICc, "
+             "with 3 depths no law has one; 'replicated' = at least 2 seeds, all with the same "
+             "winner.", "",
+             "| family | depths | x | figure | seeds' winners | replicated | seed-mean winner | "
+             "seed-mean AICc lin / log / power |", "|---|---|---|---|---|---|---|---|"]
     for g in doc["growth"]:
         sm = g["seed_mean"]
         aic = " / ".join("-" if not np.isfinite(sm[k]["aicc"]) else f"{sm[k]['aicc']:.1f}"
                          for k in ("linear", "log", "power"))
-        lines.append(f"| {'shared' if g['shared'] else 'unshared'} | {g['x']} | {g['figure']} "
+        lines.append(f"| {'shared' if g['shared'] else 'unshared'} | "
+                     f"{','.join(str(d) for d in g['depths'])} | {g['x']} | {g['figure']} "
                      f"| {', '.join(str(w) for w in g['winners'])} | "
                      f"{'yes' if g['replicates'] else 'no'} | {sm['best_aicc']} | {aic} |")
     return lines
@@ -124,17 +126,33 @@ def _truncated(doc) -> list[str]:
     return lines
 
 
+def _yes(v) -> str:
+    return "-" if v is None else ("yes" if v else "no")
+
+
+def _power(detail, key) -> str:
+    cell = (detail or {}).get(key)
+    if not cell or cell.get("rate") is None:
+        return "-"
+    return f"{cell['rate']:.2f} ({cell['n_detected']}/{cell['n']})"
+
+
 def _verdicts(records) -> list[str]:
     rows = [r for r in records if r.get("curves")]
     if not rows:
         return []
     lines = ["", "## Curve inference per model (infodiv curves report, refitted example "
-             "bootstrap + label-permutation null)", "",
-             "g(k) from k = 2: slope of the gain profile without the first member; "
-             "DR = diminishing returns detected (CI and null-corrected CI below 0, null p < "
-             "0.05); viol. = BH-significant null-corrected violation rate.", "",
+             "bootstrap + label-permutation null, power surrogates)", "",
+             "g(k) from k = 2: slope of the gain profile without the first member. DR = the "
+             "diminishing-returns verdict (g(k) slope: CI and null-corrected CI below 0, null "
+             "p < 0.05), viol. = some DR triple violated beyond its null; 'finding' = detected "
+             "and calibrated (its shuffled-label surrogates do not fire beyond 0.05). power = "
+             "detection rate on the matched case (DR: members permuted independently within "
+             "each class; viol.: planted XOR synergy), FP = rate on shuffled labels; '-' = no "
+             "power run.", "",
              "| model | objective | B | g(k) slope (k >= 2) [95%] | null-corrected [95%] | "
-             "p | DR | viol. |", "|---|---|---|---|---|---|---|---|"]
+             "p | DR | DR power | DR FP | viol. | viol. power | viol. FP |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for obj, c in r["curves"].items():
             g = c["gain_slope"]["from_k2"]
@@ -143,12 +161,14 @@ def _verdicts(records) -> list[str]:
             ci, cc = g.get("ci") or [np.nan, np.nan], g.get("corrected_ci") or [np.nan, np.nan]
             cor = np.nan if g.get("corrected") is None else g["corrected"]
             p = "-" if g.get("p") is None else f"{g['p']:.3f}"
-            dr = c["verdicts"].get("diminishing_returns")
-            vr = c.get("significant_violation_rate")
+            det = c.get("verdict_details") or {}
+            dr, vi = det.get("diminishing_returns"), det.get("violations")
             lines.append(f"| {r['model']} | {obj} | {c.get('n_resamples') or '-'} | "
                          f"{_pair(g['slope'], ci, '.4g')} | {_pair(cor, cc, '.4g')} | {p} | "
-                         f"{'-' if dr is None else ('yes' if dr else 'no')} | "
-                         f"{'-' if vr is None else f'{vr:.2f}'} |")
+                         f"{_yes(c['verdicts'].get('diminishing_returns'))} | "
+                         f"{_power(dr, 'power')} | {_power(dr, 'false_positive')} | "
+                         f"{_yes(c['verdicts'].get('violations'))} | {_power(vi, 'power')} | "
+                         f"{_power(vi, 'false_positive')} |")
     return lines
 
 
@@ -170,15 +190,16 @@ def across_markdown(doc, records) -> str:
 
 
 def across_figure(doc, path) -> None:
-    """Accuracy, CE diversity and the probe bound against members and against parameters,
-    with the seed-and-example intervals."""
+    """Accuracy, CE diversity, the probe bound and the null-corrected Gaussian D against
+    members and against parameters, with the seed-and-example intervals."""
     from matplotlib.figure import Figure
 
-    panels = ("accuracy", "ce_diversity", "probe_bound")
-    fig = Figure(figsize=(11, 6.4))
+    panels = _present(doc["by_depth"], ("accuracy", "ce_diversity", "probe_bound",
+                                        "gauss_d_corrected"))
+    fig = Figure(figsize=(3.7 * len(panels), 6.4))
     for row, x in enumerate(("n_members", "params")):
         for col, name in enumerate(panels):
-            ax = fig.add_subplot(2, 3, 3 * row + col + 1)
+            ax = fig.add_subplot(2, len(panels), len(panels) * row + col + 1)
             for shared, style in ((False, "o-"), (True, "s--")):
                 rs = [r for r in doc["by_depth"] if r["shared"] == shared]
                 if not rs:
