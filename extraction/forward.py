@@ -23,7 +23,14 @@ from .architectures import BoundArch, unembedding
 from .capture import WriteRecorder
 from .projection import head_params, members_for, neuron_params, project
 from .readout import EXACTNESS_RTOL, exactness_against_model
-from .savings import LastBlockPruner, PrefixCache, cache_refusal, cut_after, shared_prefix
+from .savings import (
+    LastBlockPruner,
+    PrefixCache,
+    cache_of,
+    cache_refusal,
+    cut_after,
+    shared_prefix,
+)
 
 __all__ = ["BatchRunner", "read_index"]
 
@@ -103,27 +110,20 @@ class BatchRunner:
         return [head.register_forward_pre_hook(pre), head.register_forward_hook(post)]
 
     def prepare(self, seqs, positions) -> np.ndarray:
-        """Set up the savings for the whole task (:mod:`extraction.savings`): the shared
-        prefix and its cache. Returns the tokens each prompt will run (for batch planning)."""
+        """Plan the savings for the whole task (:mod:`extraction.savings`): the shared prefix
+        (its cache is made on the first batch). Returns the tokens each prompt will run."""
         if not self.savings:
             return np.array([len(s) for s in seqs])
         cut, _ = cut_after(seqs, positions)
         p, reason = shared_prefix(cut), cache_refusal(self.arch)
         if reason is None and p == 0:
             reason = "no token prefix shared by every prompt"
-        if reason is None:
-            try:
-                self.prefix = PrefixCache(self.arch, cut[0][:p], self.in_device,
-                                          self.takes_positions)
-                self.prefix_ids = list(cut[0][:p])
-            except Exception as exc:  # noqa: BLE001 - any failure: run without the cache
-                reason = f"{type(exc).__name__}: {exc}"
-        used = self.prefix is not None
-        self.report.update(prefix_cache_tokens=p if used else 0,
-                           prefix_cache="used" if used else reason,
+        self.prefix_ids = list(cut[0][:p]) if reason is None else []
+        n, self._cut_tokens = len(self.prefix_ids), int(sum(len(s) for s in cut))
+        self.report.update(prefix_cache_tokens=n, prefix_cache=reason or "used",
                            tokens_prompt=int(sum(len(s) for s in seqs)),
-                           tokens_run=int(sum(len(s) for s in cut) - (p * len(cut) if used else 0)))
-        return np.array([len(s) - (p if used else 0) for s in cut])
+                           tokens_run=int(sum(len(s) for s in cut) - n * len(cut)))
+        return np.array([len(s) - n for s in cut])
 
     def run(self, seqs: list[list[int]], position):
         """``u`` [B, M, C], logits [B, C] (pre-cap), model output [B, C], scale [B, M].
@@ -133,46 +133,74 @@ class BatchRunner:
         if not self.savings or self.report.get("reference_check") is not None:
             return self._run(seqs, position, self.savings)
         try:
+            cut, _ = cut_after(seqs, position)
+            r = int(np.argmin([len(s) for s in cut]))    # the most padded row
+            ref, cache = self._reference(seqs[r], int(np.asarray(position)[r]))
+            if self.prefix_ids:
+                self._make_prefix(cache, len(seqs[r]))
             out = self._run(seqs, position, True)
-            self._check(seqs, position, out)
+            self._check(r, len(seqs[r]), ref, out)
             return out
         except Exception as exc:  # noqa: BLE001 - fall back to the plain forward
             self.report["reference_check"] = {"failed": f"{type(exc).__name__}: {exc}"}
             warnings.warn(f"extraction savings switched off for this run ({type(exc).__name__}: "
                           f"{exc}); running the plain forward", stacklevel=2)
-            self.savings, self.prefix = False, None
-            self.report.update(enabled=False, prefix_cache_tokens=0, last_block_pruned=False)
+            self.savings, self.prefix, self.prefix_ids = False, None, []
+            self.report.update(enabled=False, prefix_cache_tokens=0, last_block_pruned=False,
+                               tokens_run=self.report.get("tokens_prompt"))
             self.signature = self.members = None
             return self._run(seqs, position, False)
 
-    def _check(self, seqs, position, out) -> None:
-        """Compare the most padded row with a real forward of its prompt alone (no cut, no
-        prefix cache, no pruning): option logits and Σu + bias within the dtype's tolerance."""
-        cut, _ = cut_after(seqs, position)
-        r = int(np.argmin([len(s) for s in cut]))
-        ids = torch.as_tensor([seqs[r]], dtype=torch.long)
-        index = read_index([len(seqs[r])], ids.shape[1], [int(np.asarray(position)[r])])
+    def _reference(self, seq, position: int):
+        """A real forward of one prompt alone (no cut, no prefix cache, no pruning): its option
+        logits at the read position and its key/value cache (when a prefix is shared)."""
+        ids = torch.as_tensor([seq], dtype=torch.long)
+        index = read_index([len(seq)], ids.shape[1], [position])
         store: dict = {}
         handles = self._hooks(index, store)
         try:
             with torch.inference_mode():
-                ref = self.model(input_ids=ids.to(self.in_device), use_cache=False).logits[:, 0]
+                out = self.model(input_ids=ids.to(self.in_device),
+                                 use_cache=bool(self.prefix_ids))
         finally:
             for h in handles:
                 h.remove()
-        ref = ref.index_select(-1, self._idx.to(ref.device)).float().cpu().numpy()
+        ref = out.logits[:, 0].index_select(-1, self._idx.to(out.logits.device))
+        cache = cache_of(out)
+        return ref.float().cpu().numpy(), cache
+
+    def _make_prefix(self, cache, length: int) -> None:
+        """The prefix cache: the reference forward's, cut to the prefix (no extra forward);
+        else a forward of the prefix alone; else none (the reason is recorded)."""
+        try:
+            self.prefix = PrefixCache(self.arch, self.prefix_ids, self.in_device,
+                                      self.takes_positions, cache=cache, length=length)
+            how = "cut from the reference forward"
+        except Exception:  # noqa: BLE001 - e.g. a sliding-window layer cannot be cut back
+            try:
+                self.prefix = PrefixCache(self.arch, self.prefix_ids, self.in_device,
+                                          self.takes_positions)
+                how = "computed alone"
+            except Exception as exc:  # noqa: BLE001 - any failure: run without the cache
+                self.prefix, self.prefix_ids = None, []
+                self.report.update(prefix_cache=f"{type(exc).__name__}: {exc}",
+                                   prefix_cache_tokens=0, tokens_run=self._cut_tokens)
+                return
+        self.report["prefix_cache_source"] = how
+
+    def _check(self, r: int, tokens: int, ref, out) -> None:
+        """The saved forward's row ``r`` against the real forward ``ref``: its own option
+        logits within the dtype's tolerance (else :class:`ExactnessError`: fall back); the
+        error of Σu + bias is recorded too (a wrong family row is the runner's error)."""
         dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
         rtol = EXACTNESS_RTOL.get(dtype, 1e-4)
-        check = {"batch_row": r, "tokens": len(seqs[r]), "rtol": rtol}
+        check = {"batch_row": r, "tokens": tokens, "rtol": rtol}
         self.report["reference_check"] = check
         if not np.isfinite(ref).all():   # the model itself fails: the runner reports it
             check["non_finite_reference"] = True
             return
-        # the saved forward's own logits must be the real forward's (else: fall back) ...
         own = exactness_against_model(out[2][r:r + 1, None], 0.0, ref, None, rtol,
                                       family=self.arch.family, dtype=dtype)
-        # ... and Σu + bias is recorded against the real forward too (a wrong family row is
-        # the runner's ExactnessError on every batch, not a reason to drop the savings)
         summed = exactness_against_model(out[0][r:r + 1], self.bias(), ref, self.arch.softcap,
                                          np.inf)
         check.update(max_abs_error_model_logits=float(own[0]),

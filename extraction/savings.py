@@ -8,13 +8,14 @@ the matrix products change):
   position (``position=`` other than the last token).
 - **Shared prefix** (:class:`PrefixCache`): the longest token prefix ``P`` common to every
   prompt (capped so that every read position lies after it; :func:`shared_prefix`) — a chat
-  template's system turn, a template head, fixed demonstrations — is run once by the base model
-  with ``use_cache=True``; every batch then runs only the suffixes on a copy of its keys and
-  values. The suffixes are *right*-padded after the prefix (attention mask ``[1]·P + suffix
-  mask``, positions ``P, P+1, …``), so the valid tokens of a row stay contiguous: no padding
-  lies between them, and neither rotary positions nor ALiBi distances change. Refused (the run
-  goes on without it, the reason in ``meta["savings"]``) where a block object executes more
-  than once (layer sharing: every execution would append to the same cache layer) or the model
+  template's system turn, a template head, fixed demonstrations — is run once (its keys and
+  values are cut from the reference forward below, or computed alone where a sliding-window
+  cache cannot be cut); every batch then runs only the suffixes on a copy of them. The
+  suffixes are *right*-padded after the prefix (attention mask ``[1]·P + suffix mask``,
+  positions ``P, P+1, …``), so the valid tokens of a row stay contiguous: no padding lies
+  between them, and neither rotary positions nor ALiBi distances change. Refused (the run goes
+  on without it, the reason in ``meta["savings"]``) where a block object executes more than
+  once (layer sharing: every execution would append to the same cache layer) or the model
   returns no cache.
 - **Last block at the read position only** (:class:`LastBlockPruner`): after the last block
   execution only the read position goes through the final norm and the head, so at that
@@ -26,9 +27,10 @@ the matrix products change):
   ``(o_proj + MLP) / block`` of one block in ``L`` (SmolLM2-135M: 84 % of one of 30 blocks).
 
 Every extraction checks the savings against a real forward: the most padded prompt of the first
-batch is also run alone, unpruned and uncached, and its option logits must match the saved
-forward's and Σu + bias within the dtype's tolerance; otherwise the savings are switched off for
-the run (a warning, the numbers in ``meta["savings"]``).
+batch is also run alone, unpruned and uncached (its cache gives the prefix's keys and values),
+and its option logits must match the saved forward's within the dtype's tolerance; otherwise
+the savings are switched off for the run (a warning, the numbers in ``meta["savings"]``). The
+error of Σu + bias against it is recorded too. Its cost is one prompt.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ import torch
 
 from .architectures import BoundArch
 
-__all__ = ["cut_after", "shared_prefix", "PrefixCache", "LastBlockPruner", "cache_refusal"]
+__all__ = ["cut_after", "shared_prefix", "PrefixCache", "LastBlockPruner", "cache_refusal",
+           "cache_of"]
 
 
 def cut_after(seqs, positions) -> tuple[list[list[int]], np.ndarray]:
@@ -84,6 +87,9 @@ class PrefixCache:
         Input device of the model.
     takes_positions : bool
         Whether the model's forward takes ``position_ids``.
+    cache, length : optional
+        The cache of a forward over ``length`` tokens that start with ``prefix`` (the
+        reference forward): it is cut back to the prefix instead of running the prefix again.
 
     Raises
     ------
@@ -91,18 +97,26 @@ class PrefixCache:
         The model returned no key/value cache.
     """
 
-    def __init__(self, arch: BoundArch, prefix: list[int], device, takes_positions: bool):
+    def __init__(self, arch: BoundArch, prefix: list[int], device, takes_positions: bool,
+                 cache=None, length: int | None = None):
         self.length, self.device, self.takes_positions = len(prefix), device, takes_positions
         params = inspect.signature(type(arch.base).forward).parameters
         # transformers >= 5.2x names it ``cache`` (``past_key_values`` deprecated)
         self.argument = "cache" if "cache" in params else "past_key_values"
-        ids = torch.as_tensor([prefix], dtype=torch.long, device=device)
-        kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True}
-        if takes_positions:
-            kw["position_ids"] = torch.arange(self.length, device=device)[None]
-        with torch.inference_mode():
-            out = arch.base(**kw)
-        self.cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        if cache is not None:   # a forward's cache over ``length`` tokens: keep the prefix
+            cache.crop(-(length - self.length))   # negative: tokens removed, in every version
+            if cache.get_seq_length() != self.length:
+                raise ValueError(f"the cache holds {cache.get_seq_length()} positions after "
+                                 f"cutting, not the {self.length} of the prefix")
+        else:
+            ids = torch.as_tensor([prefix], dtype=torch.long, device=device)
+            kw = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": True}
+            if takes_positions:
+                kw["position_ids"] = torch.arange(self.length, device=device)[None]
+            with torch.inference_mode():
+                out = arch.base(**kw)
+            cache = cache_of(out)
+        self.cache = cache
         if self.cache is None or not hasattr(self.cache, "batch_repeat_interleave"):
             raise ValueError(f"{type(arch.base).__name__} returned no key/value cache")
 
@@ -122,6 +136,13 @@ class PrefixCache:
         if self.takes_positions:
             kw["position_ids"] = (self.length + torch.arange(s)).expand(b, s).to(self.device)
         return kw
+
+
+def cache_of(out):
+    """The key/value cache a forward returned (``cache`` or, before transformers 5.2x,
+    ``past_key_values``), or None."""
+    cache = getattr(out, "cache", None)
+    return getattr(out, "past_key_values", None) if cache is None else cache
 
 
 def _mlp_module(arch: BoundArch, block):

@@ -196,7 +196,8 @@ def _parts_sum_to_blocks(block, split):
                                    rtol=1e-6)
         assert [split.members[k].junction for k in parts[:-1]] == [False] * (len(parts) - 1)
         assert split.members[parts[-1]].junction == block.members[j].junction
-    np.testing.assert_allclose(split.logits, block.logits, rtol=1e-6, atol=1e-6)
+    # different batches (and prefix-cache shapes): float32 rounding of the model's logits
+    np.testing.assert_allclose(split.logits, block.logits, rtol=1e-5, atol=1e-5)
 
 
 def test_heads_sum_to_their_block_member(fam):
