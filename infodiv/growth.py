@@ -1,4 +1,5 @@
-"""Growth laws of a layer-addition curve f(k), k = 1..M, compared by AICc and extrapolation.
+"""Growth laws of a layer-addition curve f(k), k = 1..M (or of f at arbitrary points x > 0),
+compared by AICc and extrapolation.
 
 Three laws: linear ``a·k + b``, logarithmic ``a·log k + b`` and the saturating power law
 ``f_∞ − a·k^(−α)``, fitted by least squares (Gaussian errors). AICc (Hurvich & Tsai 1989)
@@ -44,14 +45,38 @@ def _fit(model, k, y):
     return coef, lambda kk: power(kk, *coef), 3
 
 
-def fit_growth_laws(values) -> dict:
-    """Fit f(k), k = 1..M (``values[k]``, values[0] = f(∅) is not used), three laws.
+def fit_growth_laws(values, k=None) -> dict:
+    """Fit three growth laws to a curve and compare them (module docstring).
 
-    Returns per model: parameters, RSS, AICc on all k, and held-out RMSE of the fit on
-    k ≤ M/2 when predicting k > M/2; ``best_aicc`` and ``best_extrapolation`` name the winners.
+    Parameters
+    ----------
+    values : array
+        Without ``k``: the layer-addition curve ``values[j] = f(j)``, j = 0..M; values[0] = f(∅)
+        is not used and the laws are fitted on k = 1..M. With ``k``: the values f(x) at the
+        points ``k`` (same length, all used).
+    k : array of positive floats, optional
+        Arbitrary positive abscissae (member counts, parameter counts, depths), e.g. to fit
+        growth across models; sorted internally. The log and power laws need x > 0.
+
+    Returns per model: parameters, RSS, AICc on all points, and held-out RMSE of the fit on
+    the smaller half of the points (by x) when predicting the larger half;
+    ``best_aicc`` and ``best_extrapolation`` name the winners.
     """
-    y = np.asarray(values, dtype=np.float64)[1:]
-    k = np.arange(1, len(y) + 1, dtype=np.float64)
+    if k is None:
+        y = np.asarray(values, dtype=np.float64)[1:]
+        k = np.arange(1, len(y) + 1, dtype=np.float64)
+    else:
+        y = np.asarray(values, dtype=np.float64).ravel()
+        k = np.asarray(k, dtype=np.float64).ravel()
+        if k.shape != y.shape:
+            raise ValueError(f"k must have one point per value: {k.size} points for "
+                             f"{y.size} values")
+        bad = int((~(np.isfinite(k) & (k > 0))).sum())
+        if bad:
+            raise ValueError(f"k must be finite and > 0 (log and power laws): {bad} of "
+                             f"{k.size} points are not")
+        order = np.argsort(k, kind="stable")
+        k, y = k[order], y[order]
     half = len(y) // 2
     out = {}
     for model in ("linear", "log", "power"):

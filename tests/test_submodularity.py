@@ -136,6 +136,30 @@ def test_growth_law_selection(law):
     assert fits["best_aicc"] == law
 
 
+@pytest.mark.parametrize("law", ["linear", "log", "power"])
+def test_growth_laws_at_arbitrary_points(law):
+    """fit_growth_laws(values, k=x): laws fitted at arbitrary x > 0 (e.g. parameter counts,
+    unsorted); on x = 1..M it is the curve form without f(empty); bad x is one ValueError."""
+    rng = np.random.default_rng(2)
+    x = rng.permutation(np.geomspace(1e3, 1e7, 24))
+    y = {"linear": 2e-8 * x + 0.3, "log": 0.05 * np.log(x) + 0.1,
+         "power": 0.8 - 3.0 * x ** -0.4}[law] + rng.normal(0, 1e-4, x.size)
+    fits = fit_growth_laws(y, k=x)
+    assert fits["best_aicc"] == law
+    o = np.argsort(x)   # held out: the larger half of the x, whatever the input order
+    ordered = fit_growth_laws(y[o], k=x[o])
+    assert fits[law]["extrapolation_rmse"] == pytest.approx(ordered[law]["extrapolation_rmse"])
+    curve = np.r_[0.0, 0.1 * np.log(np.arange(1, 31)) + 0.3]
+    same, alt = fit_growth_laws(curve), fit_growth_laws(curve[1:], k=np.arange(1, 31))
+    for law_ in ("linear", "log", "power"):
+        assert alt[law_]["aicc"] == pytest.approx(same[law_]["aicc"])
+        assert alt[law_]["extrapolation_rmse"] == pytest.approx(same[law_]["extrapolation_rmse"])
+    with pytest.raises(ValueError, match="one point per value"):
+        fit_growth_laws(y, k=x[:-1])
+    with pytest.raises(ValueError, match="1 of 24 points"):
+        fit_growth_laws(y, k=np.r_[x[:-1], 0.0])
+
+
 def test_diversity_regression_on_conditionally_independent_ensemble(ci_report):
     d = ci_report.diversity
     assert d["n_pairs"] > 50
