@@ -91,3 +91,41 @@ def test_planted_xor_pairs_are_marginally_uninformative_and_jointly_informative(
     np.testing.assert_array_equal(sur.u[:, untouched], base.u[:, untouched])
     with pytest.raises(ValueError, match="n_pairs"):
         planted_synergy(base, n_pairs=4)
+
+
+def test_noise_cancelling_pairs_are_synergy_a_linear_readout_can_read():
+    """style="cancel": u_k alone has the same mean in both classes, u_j's class difference is
+    buried under noise 2x its size, their sum carries the class without that noise; the
+    calibrated cross-entropy of the summed readout gains from k only once j is in (a
+    diminishing-returns violation), while for an XOR pair neither order gains. The XOR stream
+    is unchanged by the new option (same seed, same arrays)."""
+    from infodiv.inference.surrogates import planted_style
+    from infodiv.setfunctions import make_set_function
+
+    base = dependent_ensemble(2000, 6, signal=1.0, rho=0.3, random_state=0)
+    sur = planted_synergy(base, n_pairs=1, style="cancel", random_state=0)
+    (j, k), = sur.meta["surrogate"]["pairs"]
+    assert sur.meta["surrogate"]["style"] == "cancel" and sur.meta["surrogate"]["noise"] == 2.0
+    y = sur.labels
+    xj, xk = (sur.u[:, m, 0] - sur.u[:, m, 1] for m in (j, k))
+    se = 4 / np.sqrt(len(y) / 2)
+    assert abs(xk[y == 0].mean() - xk[y == 1].mean()) < 2 * se
+    sep = [abs(x[y == 0].mean() - x[y == 1].mean()) / x.std() for x in (xj, xj + xk)]
+    assert sep[1] > 1.3 * sep[0]        # the pair separates the classes better than j (0.85, 1.25)
+    gains = {}
+    for style in ("cancel", "xor"):
+        s = planted_synergy(base, n_pairs=1, style=style, random_state=0)
+        f = make_set_function(s, "cross_entropy_calibrated", random_state=0)
+
+        def rho(a, x, f=f):
+            return -(f.value(np.array(sorted(a + [x]))) - f.value(np.array(sorted(a), dtype=int)))
+        gains[style] = (rho([], k), rho([j], k))
+    assert gains["cancel"][1] - gains["cancel"][0] > 0.1           # bits: a violation (0.21)
+    assert abs(gains["xor"][1] - gains["xor"][0]) < 0.02            # invisible to the readout
+    xor = planted_synergy(base, n_pairs=1, random_state=0)
+    np.testing.assert_array_equal(xor.u, planted_synergy(base, n_pairs=1, style="xor",
+                                                         random_state=0).u)
+    assert planted_style("mi_gaussian") == "xor"
+    assert planted_style("cross_entropy_calibrated") == planted_style("mi_probe") == "cancel"
+    with pytest.raises(ValueError, match="style"):
+        planted_synergy(base, style="and")

@@ -27,6 +27,7 @@ from .flags import check_bounds, check_dimension, check_failures, check_informat
 from .nulls import infer
 from .pipelines import GROWTH_LAWS, INFORMATION_STATISTICS, LABEL_FREE, CurvePipeline
 from .power import FixedFitDetector, surrogate_power
+from .surrogates import planted_style
 from .verdicts import (
     NullReference,
     decide,
@@ -120,7 +121,10 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
     n_bootstrap, n_permutations, n_mc : outer resamples B, permutations K, fixed-example reruns
     n_orders : random orders per replicate (inner level); n_triples : fixed DR chains
     growth_replicates : about how many replicates fit the growth laws (each fit ~0.5 s)
-    power_replicates : surrogates of each kind (default 20; 0 skips the power)
+    power_replicates : surrogates of each kind (default 20; 0 skips the power); the planted
+        synergy is the one the objective can read (``surrogates.planted_style``: XOR pairs for
+        the Gaussian / copula / kNN information, noise-cancelling pairs for readouts and
+        probes), recorded in ``power["detector"]["planted_style"]``
     power_bootstrap : refitted resamples of the detector on each surrogate when the objective
         has no per-example scores (per-example ones reuse one fit and B resamples:
         :class:`~infodiv.inference.power.FixedFitDetector`)
@@ -184,6 +188,7 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
                          p_values_corrected=vt["p_adjusted"], z_corrected=vt["z"],
                          critical_z_corrected=vt["critical"], test_corrected=VIOLATION_TEST)
     c1 = time.process_time()
+    planted = planted_style(objective)   # the synergy this objective can read
     if power_replicates:
         small = CurvePipeline(objective, n_orders=max(4, n_orders // 2),
                               n_triples=pipe.n_triples, information=False, diversity=False,
@@ -192,6 +197,7 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
         detect = FixedFitDetector(small, ref, n_bootstrap=max(200, n_bootstrap),
                                   n_bootstrap_refit=power_bootstrap, alpha=alpha)
         doc["power"] = surrogate_power(run, detect, n_replicates=power_replicates,
+                                       surrogate_kwargs={"planted_synergy": {"style": planted}},
                                        random_state=random_state, n_jobs=n_jobs,
                                        progress=progress)
         doc["power"]["detector"] = {
@@ -199,10 +205,11 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
                      "the real run's label-permutation null",
             "n_orders": small.n_orders, "n_triples": small.n_triples,
             "n_bootstrap": max(200, n_bootstrap), "n_bootstrap_refit": power_bootstrap,
+            "planted_style": planted,
             "fit": "per-example objectives: fitted once per surrogate, examples reweighted; "
                    "others: refitted on every resample"}
     doc["verdicts"] = verdict_docs(decide(stats_from_bootstrap(b), ref, alpha),
-                                   doc.get("power"), alpha)
+                                   doc.get("power"), alpha, planted=planted)
     # this process's CPU seconds (joblib workers not included when n_jobs > 1)
     doc["cpu_s"] = {"inference": c1 - c0, "power": time.process_time() - c1}
     return jsonable(doc)

@@ -8,13 +8,22 @@ has the power it would have on the real run:
   each class*. Each member's class-conditional distribution is kept exactly (the same multiset
   of values per class), while the joint dependence between members given Y is destroyed:
   TC(U | Y) = 0 in population, so Theorem 7's premise holds and I(U_S; Y) is submodular.
-- :func:`planted_synergy` — ``n_pairs`` pairs of members are replaced by XOR-style pairs at
-  the run's own signal level: with s_j = ±1 uniform and t(y) = ±1 by the parity of the class,
-  u_j = ū_j + a·s_j·w + ε_j and u_k = ū_k + a·s_j·t(y)·w + ε_k, where w is the unit sum-zero
+- :func:`planted_synergy` — ``n_pairs`` pairs of members are replaced by synergistic pairs
+  at the run's own signal level: t(y) = ±1 by the parity of the class, w the unit sum-zero
   option contrast, a the between-class spread of the run's strongest (``level="max"``) or
   typical (``"median"``) member, and ε the member's own within-class residuals permuted over
-  all examples. Each of u_j, u_k alone is independent of Y; together they determine t(Y), so
-  adding one after the other gains more than adding it first (a diminishing-returns violation).
+  all examples. ``style="xor"``: with s_j = ±1 uniform, u_j = ū_j + a·s_j·w + ε_j and
+  u_k = ū_k + a·s_j·t(y)·w + ε_k — each alone is independent of Y, together they determine
+  t(Y) through the product of their signs. ``style="cancel"`` (a noise-cancelling pair): with
+  η ~ N(0, (noise·a)²) per example, u_j = ū_j + (a·t(y) + η)·w + ε_j and
+  u_k = ū_k − η·w + ε_k — u_k alone is independent of Y, u_j alone carries t(Y) under noise
+  ``noise`` times its size, their sum carries a·t(Y)·w without η. Either way adding one after
+  the other gains more than adding it first (a diminishing-returns violation). A summed
+  *linear* readout (accuracy / cross-entropy / Brier of Σ u_m, a linear probe) cannot read a
+  product, so an XOR pair is no positive control for it — measured on SmolLM2-135M SST-2,
+  calibrated cross-entropy: ρ_j(∅) = −0.0015, ρ_j({k}) = −0.0016 bits for an XOR pair, versus
+  ρ_k(∅) = 0.000, ρ_k({j}) = 0.82 bits for a cancelling pair (noise 2); :func:`planted_style`
+  names the style that each objective can see.
 - :func:`shuffled_labels` — the labels permuted: nothing is to be found.
 
 All take ``random_state`` (default 0; one seeded stream per replicate) and return a new
@@ -30,7 +39,7 @@ import numpy as np
 from ._api import Contributions
 
 __all__ = ["SURROGATES", "conditionally_independent", "planted_synergy", "shuffled_labels",
-           "signal_level",
+           "signal_level", "planted_style", "XOR_OBJECTIVES", "PLANTED_STYLES",
            "make_surrogate", "with_arrays", "within_class_permutation"]
 
 SURROGATES = ("conditionally_independent", "planted_synergy", "shuffled_labels")
@@ -104,11 +113,29 @@ def signal_level(u, labels, level="max") -> float:
     raise ValueError(f"level must be 'max', 'median' or a positive float, got {level!r}")
 
 
-def planted_synergy(run, n_pairs: int = 2, *, level="max", random_state=0) -> Contributions:
-    """Replace ``n_pairs`` random member pairs by XOR-style pairs (module docstring)."""
+#: objectives whose estimator reads a product of two members (class-conditional covariances,
+#: nearest neighbours): the XOR pair is their positive control; every other objective gets
+#: the noise-cancelling pair
+XOR_OBJECTIVES = ("mi_gaussian", "mi_copula", "mi_knn")
+PLANTED_STYLES = ("xor", "cancel")
+
+
+def planted_style(objective: str) -> str:
+    """``"xor"`` for objectives that can read an XOR pair, ``"cancel"`` otherwise."""
+    return "xor" if objective in XOR_OBJECTIVES else "cancel"
+
+
+def planted_synergy(run, n_pairs: int = 2, *, level="max", style: str = "xor",
+                    noise: float = 2.0, random_state=0) -> Contributions:
+    """Replace ``n_pairs`` random member pairs by synergistic pairs (module docstring):
+    ``style`` "xor" (default) or "cancel" (noise-cancelling, η of sd ``noise``·a)."""
     n, m, c = run.u.shape
     if n_pairs < 1 or 2 * n_pairs > m:
         raise ValueError(f"n_pairs must lie in [1, M/2] = [1, {m // 2}], got {n_pairs}")
+    if style not in PLANTED_STYLES:
+        raise ValueError(f"style must be one of {PLANTED_STYLES}, got {style!r}")
+    if not noise > 0:
+        raise ValueError(f"noise must be > 0, got {noise}")
     rng = _rng(random_state)
     u64 = run.u.astype(np.float64)
     amp = signal_level(u64, run.labels, level)
@@ -120,12 +147,18 @@ def planted_synergy(run, n_pairs: int = 2, *, level="max", random_state=0) -> Co
     chosen = rng.permutation(m)[: 2 * n_pairs].reshape(n_pairs, 2)
     out = u64.copy()
     for j, k in chosen:
-        s = rng.choice([-1.0, 1.0], size=n)
-        for member, state in ((j, s), (k, s * t)):
-            noise = resid[rng.permutation(n), member]
-            out[:, member] = u64[:, member].mean(axis=0) + amp * state[:, None] * w + noise
+        if style == "xor":
+            s = rng.choice([-1.0, 1.0], size=n)
+            states = ((j, amp * s), (k, amp * s * t))
+        else:
+            eta = noise * amp * rng.standard_normal(n)
+            states = ((j, amp * t + eta), (k, -eta))
+        for member, state in states:
+            resid_m = resid[rng.permutation(n), member]
+            out[:, member] = u64[:, member].mean(axis=0) + state[:, None] * w + resid_m
     return with_arrays(run, u=out, surrogate={
-        "kind": "planted_synergy", "pairs": chosen.tolist(), "amplitude": amp, "level": level,
+        "kind": "planted_synergy", "style": style, "pairs": chosen.tolist(), "amplitude": amp,
+        "level": level, "noise": noise if style == "cancel" else None,
         "random_state": _seed_repr(random_state)})
 
 

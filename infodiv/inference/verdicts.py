@@ -71,7 +71,8 @@ import numpy as np
 from ._text import interval
 
 __all__ = ["TESTS", "MATCHED", "NullReference", "decide", "verdict_docs", "verdict_text",
-           "stats_from_bootstrap", "is_calibrated", "violation_test", "corrected_violations"]
+           "stats_from_bootstrap", "is_calibrated", "violation_test", "corrected_violations",
+           "PLANTED_CASE"]
 
 #: verdict -> (surrogate kind that has the effect, how a reader should name that case)
 MATCHED = {
@@ -84,6 +85,10 @@ MATCHED = {
     "violations": ("planted_synergy", "a matched case with planted XOR synergy (same n)"),
 }
 TESTS = tuple(MATCHED)
+#: how the violations verdict names its matched case, by planted style (surrogates.planted_style)
+PLANTED_CASE = {"xor": MATCHED["violations"][1],
+                "cancel": "a matched case with a planted noise-cancelling pair (synergy that a "
+                          "linear readout can read; same n)"}
 
 
 def _rules(alpha) -> dict:
@@ -264,14 +269,17 @@ def verdict_text(detected: bool, power: dict | None, false_positive: dict | None
     return text
 
 
-def verdict_docs(detected: dict, power: dict | None, alpha: float = 0.05) -> dict:
+def verdict_docs(detected: dict, power: dict | None, alpha: float = 0.05, *,
+                 planted: str = "xor") -> dict:
     """Each verdict with its rule, detection rate on the matched surrogate (``power``), rate
     under shuffled labels (``false_positive``), whether the rule is calibrated on this run
     (:func:`is_calibrated`), ``finding`` = detected and calibrated, and the sentence a report
-    prints."""
+    prints; ``planted``: the planted-synergy style of the power run (:data:`PLANTED_CASE`)."""
     rules, out = _rules(alpha), {}
     for test in TESTS:
         kind, matched = MATCHED[test]
+        if test == "violations":
+            matched = PLANTED_CASE[planted]
         pw = (power or {}).get(kind, {}).get(test)
         fp = (power or {}).get("shuffled_labels", {}).get(test)
         hit, calibrated = bool(detected.get(test, False)), is_calibrated(fp, alpha)
