@@ -7,8 +7,9 @@ tests once unmodified (they must pass), then applies each one-line breakage belo
 reruns the tests and reports which tests failed. Exit status 1 when a mutation survives (no
 test fails) or the unmodified run is red. The shared checkout is never modified.
 
-The breakages are the eight of issue 8: deliberate one-line errors in the diagnostics,
-selection and report code that the suite once let through.
+The breakages are the eight of issue 8 (deliberate one-line errors in the diagnostics,
+selection and report code that the suite once let through) and two of issue 9 (the
+violations verdict's multiplicity over triples, the growth laws' held-out half at arbitrary x).
 """
 
 from __future__ import annotations
@@ -58,10 +59,21 @@ MUTATIONS = [
      "infodiv/selection.py",
      "kendalltau(ref_rank, np.argsort(o)).statistic",
      "kendalltau(ref, o).statistic"),
+    # issue 9: the violations verdict and the growth laws at arbitrary x
+    ("violation test without the minimum over triples (per-triple permutation p, no "
+     "multiplicity)",
+     "infodiv/inference/verdicts.py",
+     "q = np.minimum.accumulate(zk[:, order[::-1]], axis=1)[:, ::-1]",
+     "q = zk[:, order]"),
+    ("growth laws at arbitrary x fitted without sorting x (wrong held-out half)",
+     "infodiv/growth.py",
+     "k, y = k[order], y[order]",
+     "k, y = k, y"),
 ]
 
 DEFAULT_TESTS = ["tests/test_reports.py", "tests/test_submodularity.py",
-                 "tests/test_selection.py", "tests/test_curves.py", "tests/test_curves_cli.py"]
+                 "tests/test_selection.py", "tests/test_curves.py", "tests/test_curves_cli.py",
+                 "tests/test_inference_violations.py"]
 
 
 def export_tree(dest: Path) -> None:
