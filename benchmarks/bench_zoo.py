@@ -9,7 +9,8 @@ other users' load too; ``cpu/wall`` shows the share of a core the run got). Targ
 without 12/16 within 2 hours of ONE core (the budget was 2 h of 2 cores), ratio
 ``projected / 7200 s <= 1``. Baseline of the same run: the depth-1 step (ratios of every
 architecture to it are listed). When a zoo root exists (``--root``, default ``runs/zoo``), the
-wall times recorded by its finished models are added (``recorded``).
+wall times recorded by its finished models are added (``recorded``, totals in
+``recorded_budget``); ``--recorded-only`` refreshes just those in the existing file.
 
 ``--finetune`` (or ``--finetune-only``, merged into the existing file) also times
 SmolLM2-135M-Instruct top-4 fine-tune steps (batch 8, prompts <= 64 tokens) with the full
@@ -88,6 +89,18 @@ def recorded(root: Path) -> list[dict]:
     return out
 
 
+def recorded_budget(rows: list[dict], extra=(12, 16)) -> dict:
+    """Totals of the recorded training wall times: every finished model, and the grid without
+    / with the extra depths (wall time on the shared machine: other users' load included)."""
+    done = [r for r in rows if r.get("step") and r.get("wall_time_s") is not None
+            and "-L" in r["model"]]
+    extra_names = tuple(f"-L{d}-" for d in extra)
+    core = [r for r in done if not any(e in r["model"] for e in extra_names)]
+    return {"n_models": len(done), "n_extra_depth_models": len(done) - len(core),
+            "wall_s_core": sum(r["wall_time_s"] for r in core),
+            "wall_s_with_extra": sum(r["wall_time_s"] for r in done)}
+
+
 def bench_finetune(steps: int, *, train_top: int = 4, max_len: int = 64, batch_size: int = 8,
                    n_prompts: int = 64) -> dict:
     """SmolLM2 top-``train_top`` fine-tune steps: the full forward with a frozen bottom vs the
@@ -143,7 +156,16 @@ def main(argv=None) -> int:
                     help="time only the SmolLM2 steps; merge into the existing --out")
     ap.add_argument("--finetune-steps", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "zoo.json")
+    ap.add_argument("--recorded-only", action="store_true",
+                    help="no timing: refresh 'recorded' (and its totals) in the existing --out")
     args = ap.parse_args(argv)
+    if args.recorded_only:
+        doc = json.loads(args.out.read_text()) if args.out.is_file() else {}
+        doc["recorded"] = recorded(args.root)
+        doc["recorded_budget"] = recorded_budget(doc["recorded"])
+        args.out.write_text(json.dumps(doc, indent=1))
+        print(f"wrote {args.out} (recorded only: {doc['recorded_budget']})")
+        return 0
     import torch
 
     torch.set_num_threads(1)
@@ -157,6 +179,7 @@ def main(argv=None) -> int:
                        "cpus": os.cpu_count(), "load_average": list(os.getloadavg())}}
     doc.update(bench_zoo(args.steps))
     doc["recorded"] = recorded(args.root) if args.root.is_dir() else []
+    doc["recorded_budget"] = recorded_budget(doc["recorded"])
     if args.finetune:
         doc["finetune"] = bench_finetune(args.finetune_steps)
     args.out.parent.mkdir(parents=True, exist_ok=True)

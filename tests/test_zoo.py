@@ -257,3 +257,12 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     assert by_name["llama-d32-L2-s0"]["probe_null"]["n_permutations"] == 19
     assert (tmp_path / "depth_params.png").is_file() and "Table 1 form" in (
         tmp_path / "summary.md").read_text()
+    # --skip: a finished checkpoint left out (caches reused), listed in the summary
+    report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20, n_permutations=19,
+               n_resamples=20, probe_null=19, info_null=2, progress=False,
+               reduced=("L1-share2",), reduced_size=21, skip=("L2-",), log=lambda m: None)
+    assert [r["model"] for r in json.loads((tmp_path / "summary.json").read_text())] == [
+        r["model"] for r in recs if "L2-" not in r["model"]]
+    assert json.loads((tmp_path / "across.json").read_text())["skipped_checkpoints"] == [
+        "llama-d32-L2-s0"]
+    assert "left out of this report" in (tmp_path / "summary.md").read_text()

@@ -117,6 +117,9 @@ def _configure_report(p) -> None:
                    help="curve objectives whose inference --reduced cuts (default: all)")
     p.add_argument("--only", nargs="*", default=None,
                    help="model-name substrings: analyse only these, write no summary")
+    p.add_argument("--skip", nargs="*", default=[],
+                   help="model-name substrings of finished checkpoints to leave out (listed "
+                        "in the summary)")
     p.add_argument("--info-method", default="gaussian",
                    help="estimator of the headline information terms ('none' skips)")
     p.add_argument("--n-bootstrap", type=int, default=200,
@@ -187,7 +190,8 @@ def _report(args) -> int:
                          reduced_curves=args.reduced_curves,
                          n_resamples=args.resamples, probe_null=args.probe_null,
                          info_null=args.information_null,
-                         only=args.only, reduced=tuple(args.reduced),
+                         only=args.only, skip=tuple(args.skip),
+                         reduced=tuple(args.reduced),
                          reduced_size=args.reduced_size,
                          info_method=None if args.info_method == "none" else args.info_method,
                          n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,

@@ -116,7 +116,8 @@ def _truncated(doc) -> list[str]:
                      f"{_pair(r['difference'], r['difference_ci95'], '+.4f')} |")
     for pc in doc["prefix_curves"]:
         acc, ci = pc["truncated_accuracy"], pc["truncated_accuracy_ci95"]
-        marks = sorted({1, 2, 3, len(acc) // 4, len(acc) // 2, len(acc) - 1} - {0})
+        marks = sorted({1, 2, 3, len(acc) // 4, len(acc) // 2, len(acc) - 1}
+                       & set(range(1, len(acc))))
         gl = pc["growth_laws"]
         lines += ["", f"Truncated-model accuracy of {pc['model']} after k members "
                   f"(k = 1: the embedding alone): "
@@ -176,6 +177,9 @@ def across_markdown(doc, records) -> str:
     """The across-depth sections of ``summary.md``."""
     lines = (_by_depth(doc) + _growth(doc) + _table1(doc) + _truncated(doc)
              + _verdicts(records))
+    if doc.get("skipped_checkpoints"):
+        lines += ["", "Finished checkpoints left out of this report (not yet analysed): "
+                  + ", ".join(doc["skipped_checkpoints"]) + "."]
     probe = [r for r in records if r.get("probe_null")]
     if probe:
         lines += ["", "## Probe lower bound on I(U;Y) with its label-permutation null", "",

@@ -209,7 +209,7 @@ def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null
 def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
                curves=None, info_method: str = "gaussian", n_bootstrap: int = 200,
                n_permutations: int = 200, n_resamples: int = 100, probe_null: int = 50,
-               info_null: int = 5, only=None, reduced=(), reduced_size: int = 20,
+               info_null: int = 5, only=None, skip=(), reduced=(), reduced_size: int = 20,
                reduced_curves=None, progress: bool = True, log=print) -> list[dict]:
     """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
 
@@ -223,8 +223,10 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     intervals over examples); ``probe_null`` label permutations of the probe bound;
     ``info_null`` label permutations inside every resample for the null-corrected Gaussian
     information terms across depth (0 skips those replicates);
-    ``curves``: :func:`curves_settings`. ``only``: model-name substrings; the other models are
-    skipped and no summary is written (parallel partial runs; a full run then reuses them).
+    ``curves``: :func:`curves_settings`. ``skip``: model-name substrings of finished
+    checkpoints left out of this report (listed in ``across.json`` and ``summary.md``).
+    ``only``: model-name substrings; the other models are skipped and no summary is written
+    (parallel partial runs; a full run then reuses them).
     ``reduced``: model-name substrings whose inference runs at ``reduced_size`` resamples /
     permutations (Gaussian information terms, probe null, curve inference, decompose) — the
     CPU budget for the M = 61 model; recorded in its row as ``reduced_inference``;
@@ -248,11 +250,15 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         raise FileNotFoundError(f"no finished checkpoint under {root} (models/*/model/zoo.json)")
     held = zoo_tasks(data_dir)[1] if heldout is None else heldout
     indices = shared_indices(held.labels, n_resamples) if n_resamples else None
-    records, points, reps = [], {}, {}
+    records, points, reps, skipped = [], {}, {}, []
     for i, folder in enumerate(folders):
         rec = json.loads((folder / "zoo.json").read_text())
         name = rec["model"]
         if only and not any(part in name for part in only):
+            continue
+        if any(part in name for part in skip):
+            skipped.append(name)
+            log(f"[{i + 1}/{len(folders)}] {name}: skipped (--skip)")
             continue
         log(f"[{i + 1}/{len(folders)}] {name}")
         contrib = extract_heldout(folder, held, out / "contributions" / name, progress=progress)
@@ -296,6 +302,7 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         deepest = [r["model"] for r in unshared if r["depth"] == top] + [
             r["model"] for r in records if r.get("width") is None]     # + fine-tuned models
         across = {"n_resamples": int(n_resamples), "information_null": int(info_null),
+                  "skipped_checkpoints": skipped,
                   "by_depth": by_depth(records, points, reps),
                   "growth": growth_across_depth(records, points),
                   "table1": table1(records, points, reps),
