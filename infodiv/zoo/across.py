@@ -10,8 +10,9 @@ model vs trained depth) take differences replicate by replicate, so the shared p
 - :func:`by_depth`: seed mean and interval of every scalar per (shared, depth), against the
   number of members and the parameters;
 - :func:`growth_across_depth`: linear, a·log x + b and saturating power law fitted to each
-  seed's figures across depth (x = members or parameters; the laws and AICc of
-  :mod:`infodiv.growth`), the AICc winner per seed and whether all seeds agree;
+  seed's figures across depth (x = members or parameters;
+  :func:`infodiv.growth.fit_growth_laws` at arbitrary x), the AICc winner per seed and
+  whether all seeds agree;
 - :func:`table1`: shared minus unshared at equal parameters and equal executions, paired by
   seed, and :func:`gap_regression` — does the diversity gap explain the accuracy gap?;
 - :func:`truncated_vs_depth`: the deepest model's truncated (logit-lens) curve after block b
@@ -87,20 +88,12 @@ def by_depth(records, points, reps) -> list[dict]:
 
 
 def _fit_laws(x, y) -> dict:
-    from infodiv.growth import _fit, aicc  # the laws' one home (fit on arbitrary x)
+    """The growth laws' one home, :func:`infodiv.growth.fit_growth_laws`, at the abscissae
+    ``x`` (members or parameters): parameters, RSS, AICc and held-out extrapolation RMSE per
+    law, the AICc and extrapolation winners."""
+    from infodiv.growth import fit_growth_laws
 
-    out = {}
-    for law in ("linear", "log", "power"):
-        try:
-            coef, pred, p = _fit(law, x, y)
-            rss = float(((pred(x) - y) ** 2).sum())
-            out[law] = {"params": np.asarray(coef).tolist(), "rss": rss,
-                        "aicc": aicc(rss, len(y), p)}
-        except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
-            out[law] = {"error": str(exc), "aicc": float("nan"), "rss": float("nan")}
-    finite = {k: v["aicc"] for k, v in out.items() if np.isfinite(v["aicc"])}
-    out["best_aicc"] = min(finite, key=finite.get) if finite else None
-    return out
+    return fit_growth_laws(np.asarray(y, np.float64), k=np.asarray(x, np.float64))
 
 
 def _depth_sets(groups, shared) -> list[list[int]]:
