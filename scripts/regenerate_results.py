@@ -125,7 +125,6 @@ def curve_parts(args) -> None:
 
 def decompositions(args) -> None:
     from infodiv.inference.correlations import VARIANTS, fisher_z_average, junction_correlations
-    from infodiv.reports.decomposition import decomposition_report
     from infodiv.reports.serialize import write_json
 
     out = Path(args.out)
@@ -136,30 +135,30 @@ def decompositions(args) -> None:
         contrib.meta["model"] = args.model  # as scripts/paper_figures.py labels it
         part = PARTS / "decompositions" / task
         part.mkdir(parents=True, exist_ok=True)
+        if not args.correlations_only:
+            record.setdefault("reports", {})[task] = _task_report(contrib, part, run_dir, args)
+            # the part's report replaces the per-task folder (no stale files of older reports)
+            shutil.rmtree(out / task, ignore_errors=True)
+            shutil.copytree(part / "report", out / task)
         done = part / "part.json"
         if not done.exists():
-            print(f"[decompositions] {task}: computing", flush=True)
-            t0 = time.process_time()
-            if not args.correlations_only:
-                decomposition_report(contrib, part / "report", info_methods=("gaussian",),
-                                     inference=args.resamples, every_variant=True)
+            print(f"[decompositions] {task}: correlations: computing", flush=True)
             t1 = time.process_time()
             corr = junction_correlations(contrib, variants=tuple(VARIANTS),
                                          leave_last=tuple(args.leave_last),
                                          n_bootstrap=args.resamples)
             write_json(part / "correlations.json", corr)
             done.write_text(json.dumps({"task": task, "run_dir": str(run_dir),
-                                        "report_cpu_s": t1 - t0,
+                                        "report_cpu_s": 0.0,
                                         "correlations_cpu_s": time.process_time() - t1,
                                         "commit": _commit()}, indent=1))
         else:
-            print(f"[decompositions] {task}: reused (resume)", flush=True)
-        # the part's report replaces scripts/paper_figures.py's (inference 0) per-task folder
-        if (part / "report").is_dir():
-            shutil.copytree(part / "report", out / task, dirs_exist_ok=True)
+            print(f"[decompositions] {task}: correlations: reused (resume)", flush=True)
         corr = json.loads((part / "correlations.json").read_text())
         results[task] = corr
         record["tasks"][task] = json.loads(done.read_text())
+    if not args.correlations_only:
+        write_json(out / "information_summary.json", _information_summary(out, results))
     first = next(iter(results.values()))
     keys = sorted({_row_key(r) for r in first["rows"]})
     # keyed "variant,measure,method,left_out" (e.g. "paper_eq14/mean,diversity,pearson,0")
@@ -179,10 +178,61 @@ def decompositions(args) -> None:
         avg["n_tasks_significant_naive"] = sum(r["p_independent_points"] < 0.05 for r in rows)
     write_json(out / "figure3_inference.json", doc)
     _plot_figure3(doc, out / "figure3_variants.png")
-    record["cpu_s_total"] = sum(t["report_cpu_s"] + t["correlations_cpu_s"]
-                                for t in record["tasks"].values())
+    record["cpu_s_total"] = (sum(t["correlations_cpu_s"] for t in record["tasks"].values())
+                             + sum(r["cpu_s"] for r in record.get("reports", {}).values()))
     write_json(out / "regeneration.json", record)
     print(f"[decompositions] wrote {out}", flush=True)
+
+
+def _information_summary(out: Path, tasks) -> dict:
+    """Per task and estimator, the information terms under the label null (value, null mean,
+    p, null-corrected value and interval) with the codes of the flags raised on them, copied from
+    each task's ``decompositions.json`` (so that a reading can quote them from one file)."""
+    summary = {}
+    for task in tasks:
+        doc = json.loads((out / task / "decompositions.json").read_text())
+        inf = doc.get("information_inference") or {}
+        row = {"N": doc["run"]["N"], "M": doc["run"]["M"], "C": doc["run"]["C"],
+               "dimension": doc["run"]["M"] * (doc["run"]["C"] - 1),
+               "accuracy": doc["run"]["accuracy"], "methods": {}}
+        for method, terms in (inf.get("methods") or {}).items():
+            if "error" in terms:
+                row["methods"][method] = {"error": terms["error"]}
+                continue
+            row["methods"][method] = {
+                term: {k: t.get(k) for k in ("value", "null_mean", "p", "corrected",
+                                             "corrected_ci", "ci")}
+                for term, t in terms.items()}
+        for flag in inf.get("flags") or ():
+            codes = row.setdefault("flags", {}).setdefault(flag["where"], [])
+            codes.append(flag["code"])
+        row["flag_text"] = "; ".join(f"{w}: {', '.join(c)}"
+                                     for w, c in row.get("flags", {}).items()) or "none"
+        summary[task] = row
+    return summary
+
+
+def _task_report(contrib, part: Path, run_dir, args) -> dict:
+    """The per-task decomposition report (what ``infodiv decompose`` writes: every variant of
+    Figures 3/5/7, information terms under the example bootstrap and the label null) as its own
+    resumable part ``part/report/`` with ``part/report_part.json`` (settings, CPU seconds)."""
+    from infodiv.reports.decomposition import decomposition_report
+
+    meta = part / "report_part.json"
+    settings = {"info_methods": list(args.info_methods), "inference": args.resamples,
+                "every_variant": True}
+    if meta.exists() and json.loads(meta.read_text()).get("settings") == settings:
+        print(f"[decompositions] {part.name}: report: reused (resume)", flush=True)
+        return json.loads(meta.read_text())
+    print(f"[decompositions] {part.name}: report: computing {settings}", flush=True)
+    t0, w0 = time.process_time(), time.perf_counter()
+    decomposition_report(contrib, part / "report", info_methods=tuple(args.info_methods),
+                         inference=args.resamples, every_variant=True)
+    doc = {"task": part.name, "run_dir": str(run_dir), "settings": settings,
+           "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
+           "commit": _commit()}
+    meta.write_text(json.dumps(doc, indent=1))
+    return doc
 
 
 def _row_key(row) -> str:
@@ -272,6 +322,8 @@ def main(argv=None) -> int:
     d.add_argument("--model", default="smollm2-135m")
     d.add_argument("--resamples", type=int, default=200)
     d.add_argument("--leave-last", type=int, nargs="+", default=[1, 5])
+    d.add_argument("--info-methods", nargs="+", default=["gaussian", "copula"],
+                   help="estimators of the per-task information terms (infodiv decompose's)")
     d.add_argument("--correlations-only", action="store_true",
                    help="only the Figure-3 correlations (no per-task decomposition report)")
     i = sub.add_parser("information", help="information terms with nulls + subsampling")

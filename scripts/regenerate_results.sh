@@ -57,23 +57,27 @@ stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orde
 }
 
 stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every variant, B = 200
-  # per-task reports (information terms with nulls, every-variant Figures 3/5/7): paper_figures.py
-  step paper-figures python scripts/paper_figures.py --tasks "${TASKS[@]}" --n 400 --data-dir "$DATA" \
-    --inference 200 --out $RES/decompositions
   local dirs=()
   for t in "${TASKS[@]}"; do dirs+=("runs/smollm2-135m-$t-n400"); done
-  # the cross-task Figure 3: per-task bootstrap correlations (series recomputed) + Fisher-z average
-  $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200 --correlations-only
+  # per task: what 'infodiv decompose' writes (every-variant Figures 3/5/7; Gaussian and copula
+  # information terms under B = 200 example resamples and K = 200 label permutations), one
+  # resumable part each; across tasks: Figure 3 with bootstrap p (series recomputed) and the
+  # Fisher-z average
+  $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200
 }
 
-stage_heads() {  # head level (M = 301): not in the default stages (hours of CPU on 2 cores)
+HEAD_B=25   # example resamples B = label permutations K at M = 301 (B = 200 did not fit the
+            # shared 2 cores: null p floor 1/26 = 0.038)
+
+stage_heads() {  # head level (M = 301): not in the default stages (about an hour of CPU)
   step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
     --granularity head --out runs/smollm2-135m-sst2-head --quiet
   $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head \
-    --objectives accuracy cross_entropy --power accuracy=20 cross_entropy=20
+    --objectives accuracy cross_entropy --power accuracy=20 cross_entropy=20 \
+    --resamples $HEAD_B --stability 3
   $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head-calibrated \
     --objectives accuracy_calibrated cross_entropy_calibrated --power accuracy_calibrated=20 \
-    cross_entropy_calibrated=20 --stability 3 --no-graph --info-method none
+    cross_entropy_calibrated=20 --resamples $HEAD_B --stability 3 --no-graph
 }
 
 stage_readme() { $PY readme; }
