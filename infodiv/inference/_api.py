@@ -62,11 +62,14 @@ def set_values(f: SetFunction, sets) -> np.ndarray:
     """Values f(S) ``[K]`` of the member sets ``sets`` (K index arrays).
 
     A readout set function scores all K sets in one batched calibration fit (its own
-    ``_score_logits``, the code ``added_values`` uses); other set functions are called once
-    per set through ``value``.
+    ``_score_logits``, the code ``added_values`` uses); a set function with its own batched
+    ``set_values`` (Gaussian information: one stacked Cholesky per set size) uses it; other
+    set functions are called once per set through ``value``.
     """
     if isinstance(f, ReadoutSetFunction):
         return f.set_scores(sets).mean(axis=1)
+    if hasattr(f, "set_values"):
+        return np.asarray(f.set_values(sets), dtype=np.float64)
     return np.array([f.value(np.asarray(s, dtype=np.int64)) for s in sets])
 
 

@@ -136,7 +136,7 @@ class FixedFitDetector:
     takes its reference from the joint label-null draws, and a surrogate's differences here
     are computed like a null draw's (one fit, one split), so with shuffled labels the shortcut
     is judged exactly as a null draw is.
-    Otherwise (a set function with no per-example scores, e.g. Gaussian information) the
+    Otherwise (a set function with no per-example scores, e.g. kNN information) the
     refitting two-level bootstrap of ``pipeline`` with ``n_bootstrap_refit`` resamples is used.
     Surrogates are judged against ``reference``, the real run's label-permutation null.
     """
