@@ -19,7 +19,7 @@ import sys
 import time
 
 import numpy as np
-from scipy.stats import norm
+from violations_calibration import normal_bh  # the earlier rule, one copy
 
 from extraction.contributions import Contributions
 from infodiv.inference.bootstrap import two_level_bootstrap
@@ -28,7 +28,6 @@ from infodiv.inference.pipelines import CurvePipeline
 from infodiv.inference.power import FixedFitDetector
 from infodiv.inference.surrogates import make_surrogate
 from infodiv.inference.verdicts import NullReference
-from infodiv.submodularity import benjamini_hochberg
 
 
 def main(argv) -> int:
@@ -45,10 +44,8 @@ def main(argv) -> int:
     m0, sd0 = np.nanmean(nd, 0), np.nanstd(nd, 0, ddof=1)
     ref = NullReference.from_null(null)
 
-    def rule(d, se, alpha=0.05):
-        ex = d - m0
-        p = np.where(se > 0, norm.cdf(ex / np.where(se > 0, se, 1)), 1.0)
-        return int((benjamini_hochberg(p, alpha) & (ex < 0) & (d < 0)).sum())
+    def rule(d, se):
+        return int(normal_bh(d, se, m0).sum())
 
     rows = []
     det = FixedFitDetector(pipe, ref, n_bootstrap=200)
