@@ -6,7 +6,11 @@ submodularity report and are now inferential: ``gain_slope["ci"]`` and
 ``gain_slope["from_k2"]["ci"]`` (example bootstrap, everything refitted),
 ``dr["mean_difference_ci"]`` and ``dr["significant_violation_rate"]`` (per-triple one-sided
 p = Φ(d / se_boot) from the example bootstrap, Benjamini–Hochberg at ``alpha``; the count p-values
-``(1 + #{d_b ≥ 0}) / (1 + B)`` are kept in ``p_values_count``); the orders-only spread sits in
+``(1 + #{d_b ≥ 0}) / (1 + B)`` are kept in ``p_values_count``: a test of d < 0 with no null,
+not the verdict). The violations verdict uses ``dr["significant_corrected"]`` /
+``dr["significant_violation_rate_corrected"]`` with ``p_values_corrected``: the step-down
+min-z label-permutation test of :func:`~infodiv.inference.verdicts.violation_test`
+(family-wise over triples, calibrated by construction). The orders-only spread sits in
 fields ending ``_mc`` labelled "Monte-Carlo error". Each statistic also carries its null
 (mean, 2.5–97.5%, p) and the null-corrected value with its interval; ``flags`` lists what must
 not be read at face value and ``power`` the detection rates of the same tests on surrogates of
