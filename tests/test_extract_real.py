@@ -108,6 +108,9 @@ def test_smollm2_chat_template_neurons_and_full_vocab(smollm2, shared_data_dir):
         neuron = extract(model, tok, two, granularity="neuron", neuron_top_k=16, progress=False)
         full = extract(model, tok, two, vocab="full", progress=False)
     _check_exact(chat)
+    # the template's system turn and user header (24 tokens) are computed once and cached
+    assert chat.meta["savings"]["prefix_cache"] == "used"
+    assert chat.meta["savings"]["prefix_cache_tokens"] == 24
     assert chat.meta["option_tokens"] == ["negative", "positive"]
     enc = encode_task(tok, task, max_length=None, chat_template=True)
     for i in (0, 2):
