@@ -212,8 +212,10 @@ def across_figure(doc, path) -> None:
                 m = np.asarray([r[name]["mean"] for r in rs])
                 lo = np.asarray([r[name]["ci95"][0] for r in rs])
                 hi = np.asarray([r[name]["ci95"][1] for r in rs])
-                ax.errorbar(xs, m, yerr=[m - lo, hi - m], fmt=style, capsize=3,
-                            label="shared (x2)" if shared else "unshared")
+                # the interval as a segment: a point estimate may lie outside its
+                # resampling interval (a biased estimator), which errorbar cannot draw
+                line, = ax.plot(xs, m, style, label="shared (x2)" if shared else "unshared")
+                ax.vlines(xs, lo, hi, colors=line.get_color(), linewidth=1.2)
             ax.set_xscale("log", base=2)
             ax.set_xlabel("members M" if x == "n_members" else "parameters")
             ax.set_title(_SHORT[name], fontsize=9)
