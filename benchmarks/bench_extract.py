@@ -320,6 +320,9 @@ def main(argv=None) -> int:
     parser.add_argument("--flops", action="store_true",
                         help="with --ab-reps: also count the matrix-product FLOPs of extract "
                              "with and without savings on both settings (torch.profiler)")
+    parser.add_argument("--overhead-reps", type=int, default=0,
+                        help="only extract vs plain_same_work on both settings, alternated N "
+                             "times, merged into --out as 'overhead_check'")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -350,6 +353,32 @@ def main(argv=None) -> int:
     load_s = time.perf_counter() - t0
     data_dir = DATA if DATA.is_dir() else None
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    if args.overhead_reps:   # only extract vs plain_same_work, alternated, merged into --out
+        doc = json.loads(out_path.read_text()) if out_path.exists() else {}
+        found = {"load_average_at_start": [round(x, 2) for x in load_avg], "reps":
+                 args.overhead_reps}
+        few = get_task("sst2", data_dir=data_dir, n=args.few_shot_n, shots=args.shots,
+                       fixed_demos=True)
+        for label, task in (("zero_shot", get_task("sst2", data_dir=data_dir, n=args.n)),
+                            (f"few_shot_{args.shots}_fixed_demos", few)):
+            st = _setting(label, task, tok, model, args.batch_size)
+            sides = _sides(st, model, tok, {}, pad_id, next(model.parameters()).device,
+                           args.batch_size)
+            cpu = {"plain_same_work": [], "extract": []}
+            sides["extract"]()   # warm-up
+            for _ in range(args.overhead_reps):
+                for name in cpu:
+                    c = time.process_time()
+                    sides[name]()
+                    cpu[name].append(round(time.process_time() - c, 3))
+            found[label] = {"n_prompts": len(task), "cpu_s": cpu} | {
+                f"overhead_{how}": round(agg(cpu["extract"]) / agg(cpu["plain_same_work"]), 4)
+                for how, agg in (("min", min), ("mean", lambda v: sum(v) / len(v)))}
+        found["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        doc["overhead_check"] = found
+        out_path.write_text(json.dumps(doc, indent=2) + "\n")
+        print(json.dumps(found, indent=2))
+        return 0
     if args.ab_reps or args.flops:
         doc = json.loads(out_path.read_text()) if out_path.exists() else {}
         zero = get_task("sst2", data_dir=data_dir, n=args.n)

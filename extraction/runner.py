@@ -244,6 +244,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         batches = plan_batches(work, "auto", budget, max_batch, split_cost)
     else:
         batches = plan_batches(work, batch_size)
+    if savings and len(batches) > 1:   # the savings are checked on the first batch's shortest
+        batches = [batches[-1]] + batches[:-1]   # prompt: make it the task's shortest (cheapest)
     shards = _plan_shards(batches, shard_size)
 
     dtype = str(next(model.parameters()).dtype).replace("torch.", "")
