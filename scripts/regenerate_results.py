@@ -92,7 +92,7 @@ def curve_parts(args) -> None:
                 "inference_resamples": args.resamples, "inference_null": args.null or None,
                 "stability": settings.stability, "graph": settings.graph,
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
-                "commit": _commit()}, indent=1))
+                "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
         docs[obj] = json.loads((part / "report.json").read_text())
         record["parts"][obj] = json.loads(meta.read_text())
     if args.parts_only:
@@ -135,11 +135,15 @@ def decompositions(args) -> None:
         contrib.meta["model"] = args.model  # as scripts/paper_figures.py labels it
         part = PARTS / "decompositions" / task
         part.mkdir(parents=True, exist_ok=True)
-        if not args.correlations_only:
+        if not args.correlations_only and (not args.reuse_only
+                                           or (part / "report_part.json").exists()):
             record.setdefault("reports", {})[task] = _task_report(contrib, part, run_dir, args)
             # the part's report replaces the per-task folder (no stale files of older reports)
             shutil.rmtree(out / task, ignore_errors=True)
             shutil.copytree(part / "report", out / task)
+        elif not args.correlations_only:
+            print(f"[decompositions] {task}: report: no finished part (--reuse-only): the "
+                  "folder is left as it was", flush=True)
         done = part / "part.json"
         if not done.exists():
             print(f"[decompositions] {task}: correlations: computing", flush=True)
@@ -158,7 +162,8 @@ def decompositions(args) -> None:
         results[task] = corr
         record["tasks"][task] = json.loads(done.read_text())
     if not args.correlations_only:
-        write_json(out / "information_summary.json", _information_summary(out, results))
+        write_json(out / "information_summary.json",
+                   _information_summary(out, record.get("reports", {})))
     first = next(iter(results.values()))
     keys = sorted({_row_key(r) for r in first["rows"]})
     # keyed "variant,measure,method,left_out" (e.g. "paper_eq14/mean,diversity,pearson,0")
@@ -324,6 +329,8 @@ def main(argv=None) -> int:
     d.add_argument("--leave-last", type=int, nargs="+", default=[1, 5])
     d.add_argument("--info-methods", nargs="+", default=["gaussian", "copula"],
                    help="estimators of the per-task information terms (infodiv decompose's)")
+    d.add_argument("--reuse-only", action="store_true",
+                   help="per-task reports only from finished parts (no new computation)")
     d.add_argument("--correlations-only", action="store_true",
                    help="only the Figure-3 correlations (no per-task decomposition report)")
     i = sub.add_parser("information", help="information terms with nulls + subsampling")
