@@ -257,6 +257,15 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     assert by_name["llama-d32-L2-s0"]["probe_null"]["n_permutations"] == 19
     assert (tmp_path / "depth_params.png").is_file() and "Table 1 form" in (
         tmp_path / "summary.md").read_text()
+    # every markdown table row has its header's number of cells ('TC|Y' escaped)
+    import re
+
+    width = None
+    for line in (tmp_path / "summary.md").read_text().splitlines():
+        cells = len(re.split(r"(?<!\\)\|", line)) if line.startswith("|") else None
+        width = cells if width is None else width
+        assert cells is None or cells == width, line
+        width = None if cells is None else width
     # --skip: a finished checkpoint left out (caches reused), listed in the summary
     report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20, n_permutations=19,
                n_resamples=20, probe_null=19, info_null=2, progress=False,

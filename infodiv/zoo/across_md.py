@@ -12,8 +12,9 @@ __all__ = ["across_markdown", "across_figure"]
 _SHORT = {"accuracy": "accuracy", "cross_entropy": "CE (nats)", "sq_bias": "sq bias",
           "sq_diversity": "sq diversity", "ce_bias": "CE bias (bits)",
           "ce_diversity": "CE diversity (bits)", "probe_bound": "probe I(U;Y) >= (bits)",
-          "gauss_joint": "I(U;Y)", "gauss_tc": "TC", "gauss_tc_y": "TC|Y", "gauss_d": "D",
-          "gauss_joint_corrected": "I(U;Y) corr.", "gauss_d_corrected": "D corr. (= TC|Y corr.)"}
+          "gauss_joint": "I(U;Y)", "gauss_tc": "TC", "gauss_tc_y": "TC\\|Y", "gauss_d": "D",
+          "gauss_joint_corrected": "I(U;Y) corr.",
+          "gauss_d_corrected": "D corr. (= TC\\|Y corr.)"}   # '\|': a pipe inside a table cell
 
 
 def _present(rows, names) -> list[str]:
@@ -218,7 +219,7 @@ def across_figure(doc, path) -> None:
                 ax.vlines(xs, lo, hi, colors=line.get_color(), linewidth=1.2)
             ax.set_xscale("log", base=2)
             ax.set_xlabel("members M" if x == "n_members" else "parameters")
-            ax.set_title(_SHORT[name], fontsize=9)
+            ax.set_title(_SHORT[name].replace("\\|", "|"), fontsize=9)
             ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -146,6 +146,11 @@ def _fmt(cell) -> str:
     return f"{m:.3f}" if not np.isfinite(lo) else f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
+def _cell(label: str) -> str:
+    """A label inside a markdown table cell ('|' escaped: TC|Y)."""
+    return label.replace("|", "\\|")
+
+
 def _markdown(rows, t1, records) -> str:
     cols = ["accuracy", "cross_entropy (nats)", "sq_diversity (paper Eq. 8, mean)",
             "ce_diversity (sum, bits)", "eq14_diversity", "I(U;Y) gaussian", "TC", "TC|Y",
@@ -154,7 +159,8 @@ def _markdown(rows, t1, records) -> str:
              "Seed mean and 95% t interval over seeds (no interval with one seed). "
              "Information terms: Gaussian estimator on Helmert-centred members, bits; values "
              "above H(Y) = 2 bits are estimator failures (flagged in summary.json).", "",
-             "| shared | L | executions | M | params | seeds | " + " | ".join(cols) + " |",
+             "| shared | L | executions | M | params | seeds | " + " | ".join(map(_cell, cols))
+             + " |",
              "|" + "---|" * (6 + len(cols))]
     for r in rows:
         lines.append(f"| {'yes' if r['shared'] else 'no'} | {r['depth']} | {r['executions']} | "
@@ -162,7 +168,8 @@ def _markdown(rows, t1, records) -> str:
                      + " | ".join(_fmt(r[c]) for c in cols) + " |")
     cols_t1 = [c for c in cols if c in dict(_DIFFERENCES)]
     lines += ["", "## Table 1 form: shared minus unshared, paired by seed", "",
-              "| shared L | vs | unshared L | seeds | " + " | ".join(cols_t1) + " |",
+              "| shared L | vs | unshared L | seeds | " + " | ".join(map(_cell, cols_t1))
+              + " |",
               "|" + "---|" * (4 + len(cols_t1))]
     for r in t1:
         lines.append(f"| {r['shared_depth']} | {r['compare']} | {r['unshared_depth']} | "
