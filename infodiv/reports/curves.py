@@ -232,7 +232,8 @@ def curves_markdown(doc: dict) -> str:
     lines = [f"# Layer-addition curves: {run['model']} on {run['task']}", "",
              f"N = {run['N']}, M = {run['M']}, C = {run['C']}; seed {st['seed']}; "
              f"{st['n_permutations']} random orders, {st['n_triples']} DR triples x "
-             f"{st['n_bootstrap']} bootstrap replicates (BH at 0.05).", ""]
+             f"{st['n_bootstrap']} bootstrap replicates (violations verdict: step-down "
+             f"label-permutation test over the triples, FWER 0.05).", ""]
     for name, res in doc["objectives"].items():
         lines.append(f"## {name}")
         lines += [f"failed: {res['error']}"] if "error" in res else _objective_lines(res)
