@@ -36,6 +36,7 @@ from estimators.logdet import (
     cholesky_logdet,
     logdet_bias,
     pair_logdets,
+    stacked_logdets,
 )
 from estimators.validation import check_array, check_base, check_labels, check_same_length, to_base
 
@@ -125,6 +126,17 @@ class GaussianBlockMI:
         ld_within = sum(p * ld for p, ld in zip(self.p, lds[1:]))
         return to_base(0.5 * (np.asarray(lds[0]) - ld_within) + self.correction(n_members),
                        self.base)
+
+    def values_of_sets(self, sets) -> np.ndarray:
+        """``I_G(X_S; Y)`` of G block sets of one size ``[G]``: one stacked Cholesky
+        factorisation per covariance (pooled, then each class) — the numbers of :meth:`value`.
+        Raises ``np.linalg.LinAlgError`` when some set's block is not positive definite."""
+        sets = np.atleast_2d(np.asarray(sets, dtype=np.int64))
+        if sets.shape[1] == 0:
+            return np.zeros(sets.shape[0])
+        dims = np.stack([self.dims(m) for m in sets])
+        lds = [stacked_logdets(c, dims) for c, _ in self._covariances()]
+        return self.values_from_logdets(lds, sets.shape[1])
 
     def value(self, members) -> float:
         """``I_G(X_S; Y)`` for the block set S (units of ``base``)."""

@@ -36,7 +36,8 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import digamma
 
-__all__ = ["logdet_bias", "cholesky_logdet", "logdet", "block_logdets", "pair_logdets",
+__all__ = ["logdet_bias", "cholesky_logdet", "stacked_logdets", "logdet", "block_logdets",
+           "pair_logdets",
            "ForwardLogdet", "BackwardLogdet"]
 
 
@@ -69,6 +70,21 @@ def cholesky_logdet(a: np.ndarray, what: str = "covariance", hint: str = ""
         raise ValueError(f"{what} of dimension {a.shape[0]} is not positive definite"
                          + (f"; {hint}" if hint else "")) from None
     return factor, 2.0 * float(np.sum(np.log(np.diagonal(factor))))
+
+
+def stacked_logdets(cov: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """Plain ``log det cov[d_g, d_g]`` of G principal submatrices at once ``[G]`` (no correction).
+
+    ``dims`` is ``[G, k]``: row g indexes the k rows/columns of submatrix g. One stacked
+    Cholesky factorisation, ``log det = 2 sum log diag L`` per submatrix. Raises
+    ``np.linalg.LinAlgError`` when any submatrix is not positive definite (callers decide
+    which one to report, e.g. by evaluating them one by one with :func:`cholesky_logdet`).
+    """
+    dims = np.asarray(dims, dtype=np.int64)
+    if dims.ndim != 2:
+        raise ValueError(f"dims must be [G, k], got {dims.ndim} dimension(s)")
+    factor = np.linalg.cholesky(cov[dims[:, :, None], dims[:, None, :]])
+    return 2.0 * np.log(np.diagonal(factor, axis1=1, axis2=2)).sum(axis=1)
 
 
 def logdet(cov: np.ndarray, n: int, *, ddof: int = 1, bias_correction: bool = True,

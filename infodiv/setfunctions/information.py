@@ -60,21 +60,15 @@ class GaussianSetFunction(SetFunction):
         Cholesky factorisation per covariance (pooled, then each class) instead of one per
         set — the numbers of :meth:`value`. A set whose block is not positive definite is
         evaluated alone by :meth:`value`, which raises the ValueError naming it."""
-        gmi = self.gmi
         idx = [check_members(m, self.n_members) for m in sets]
         sizes = np.array([m.size for m in idx], dtype=np.int64)
         out = np.zeros(len(idx))
         for size in np.unique(sizes[sizes > 0]):
             rows = np.flatnonzero(sizes == size)
-            dims = np.stack([gmi.dims(idx[r]) for r in rows])        # [G, size·d]
             try:
-                lds = [2.0 * np.log(np.diagonal(np.linalg.cholesky(
-                    cov[dims[:, :, None], dims[:, None, :]]), axis1=1, axis2=2)).sum(axis=1)
-                    for cov in (gmi.cov, *gmi.cov_y)]
+                out[rows] = self.gmi.values_of_sets(np.stack([idx[r] for r in rows]))
             except np.linalg.LinAlgError:
                 out[rows] = [self.value(idx[r]) for r in rows]
-                continue
-            out[rows] = gmi.values_from_logdets(lds, int(size))
         return out
 
     def start(self, members=()):
