@@ -273,7 +273,7 @@ def random_curve(f: SetFunction, n_permutations=200, *, random_state=0, n_jobs=1
 def _cross_fit_split(f: SetFunction, random_state):
     labels = f.labels
     if labels is not None and len(labels) == f.n_examples:
-        return split_halves(labels, random_state)
+        return split_halves(labels, random_state, getattr(f, "groups", None))
     rng = np.random.default_rng(random_state)
     perm = rng.permutation(f.n_examples)
     half = f.n_examples // 2

@@ -20,7 +20,7 @@ from estimators import mutual_information
 from estimators.blocks import GaussianBlockMI
 from estimators.validation import check_base, check_labels, to_base, unit_name
 
-from .base import SetFunction, check_members, split_halves
+from .base import SetFunction, check_members, duplicate_groups, split_halves
 
 __all__ = ["GaussianSetFunction", "ProbeSetFunction", "EstimatorSetFunction"]
 
@@ -149,7 +149,8 @@ class ProbeSetFunction(SetFunction):
         self.labels = self.y
         self.base = check_base(base)
         self.units = unit_name(base)
-        self.folds = split_halves(self.y, random_state)
+        self.groups = duplicate_groups(u)
+        self.folds = split_halves(self.y, random_state, self.groups)
         self.n_classes = int(self.y.max()) + 1
 
     def scores(self, members):

@@ -19,7 +19,7 @@ import numpy as np
 
 from estimators.validation import check_labels
 
-from .base import SetFunction, check_members, split_halves
+from .base import SetFunction, check_members, duplicate_groups, split_halves
 from .calibration import READOUT_METRICS, fit_calibration, readout_scores
 
 __all__ = ["ReadoutSetFunction", "READOUT_UNITS"]
@@ -67,7 +67,8 @@ class ReadoutSetFunction(SetFunction):
         self.name = metric + ("_calibrated" if calibrated else "")
         self.units = READOUT_UNITS[metric]
         self.greater_is_better = metric == "accuracy"
-        self.folds = split_halves(self.y, random_state) if calibrated else None
+        self.groups = duplicate_groups(u)
+        self.folds = split_halves(self.y, random_state, self.groups) if calibrated else None
         self._ut_folds = (None if not calibrated else  # C-ordered member logits of each half
                           [np.ascontiguousarray(self.ut[:, :, idx]) for idx in self.folds])
 
