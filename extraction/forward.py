@@ -122,7 +122,7 @@ class BatchRunner:
         n, self._cut_tokens = len(self.prefix_ids), int(sum(len(s) for s in cut))
         self.report.update(prefix_cache_tokens=n, prefix_cache=reason or "used",
                            tokens_prompt=int(sum(len(s) for s in seqs)),
-                           tokens_run=int(sum(len(s) for s in cut) - n * len(cut)))
+                           tokens_run=self._cut_tokens - n * len(cut))
         return np.array([len(s) - n for s in cut])
 
     def run(self, seqs: list[list[int]], position):

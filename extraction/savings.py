@@ -60,10 +60,8 @@ def shared_prefix(seqs) -> int:
     last token (the read position) after it."""
     first = seqs[0]
     p = min(len(s) for s in seqs) - 1
-    for s in seqs[1:]:
-        while p and s[:p] != first[:p]:
-            # the first index where they differ bounds the common prefix
-            p = next(k for k in range(p) if s[k] != first[k])
+    for s in seqs[1:]:   # the first index where they differ bounds the common prefix
+        p = next((k for k in range(p) if s[k] != first[k]), p)
     return max(p, 0)
 
 
