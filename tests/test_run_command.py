@@ -212,3 +212,52 @@ def test_bare_clone_reads_the_bundled_sst2(monkeypatch, tmp_path):
     assert task.meta["source_files"] == ["glue/sst2/dev.tsv"]
     digest = hashlib.sha256((folder / "glue" / "sst2" / "dev.tsv").read_bytes()).hexdigest()
     assert digest in (folder / "README.md").read_text()    # the file its note describes
+
+
+def test_changed_code_or_default_reruns_the_analyses(stories_run, capsys, monkeypatch):
+    """A stage key covers the code and every effective default, not only the typed options:
+    a run made before a formula or a default changed is recomputed, never reused."""
+    from infodiv.commands import curves, run, runfolder
+
+    folder, argv = stories_run
+    assert main(argv) == 0                        # settle: every stage fresh
+    capsys.readouterr()
+    real = runfolder.code_digest
+
+    def patched(*packages):
+        return real(*packages) + ("-changed" if "infodiv" in packages else "")
+
+    monkeypatch.setattr(run, "code_digest", patched)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "extract: unchanged" in out            # extraction code untouched
+    assert "decompose: settings or code changed" in out
+    assert "curves: settings or code changed" in out
+    monkeypatch.setattr(run, "code_digest", real)
+    assert main(argv) == 0                        # back to the real code: recomputed again
+    capsys.readouterr()
+    configure = curves.configure
+
+    def new_default(parser):                      # an untyped option's default changes
+        configure(parser)
+        parser.set_defaults(n_triples=150)
+
+    monkeypatch.setattr(curves, "configure", new_default)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "decompose: unchanged" in out and "curves: settings or code changed" in out
+
+
+def test_code_digest_follows_the_sources(tmp_path, monkeypatch):
+    from infodiv.commands.runfolder import code_digest
+
+    pkg = tmp_path / "digestpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = code_digest("digestpkg")
+    code_digest.cache_clear()
+    assert code_digest("digestpkg") == first
+    (pkg / "__init__.py").write_text("X = 2\n")
+    code_digest.cache_clear()
+    assert code_digest("digestpkg") != first

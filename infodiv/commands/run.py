@@ -32,7 +32,14 @@ from infodiv.commands.preflight import (
     nonneg_int,
     positive_int,
 )
-from infodiv.commands.runfolder import RunFolder, model_slug, run_name, shards_done, stage_key
+from infodiv.commands.runfolder import (
+    RunFolder,
+    code_digest,
+    model_slug,
+    run_name,
+    shards_done,
+    stage_key,
+)
 from infodiv.commands.tasksel import display_path, load_task
 
 DEFAULT_MODEL = "smollm2-135m"
@@ -176,11 +183,13 @@ def _extract(folder: RunFolder, model_name, task, args, models: _Models):
     from extraction.runner import extract
 
     key = stage_key("extract", {k: v for k, v in folder.config.items() if k != "data"},
-                    task.labels.tolist())
+                    task.labels.tolist(), code_digest("extraction"))
     if folder.fresh("extract", key, folder.contributions / "meta.json"):
         contrib = load_run(folder.path)[0]
         print(f"extract: unchanged, reusing {contrib.n_examples} examples")
         return contrib
+    if folder.doc["stages"].get("extract"):
+        print("extract: the extraction code changed since the last run; extracting again")
     done = shards_done(folder.contributions)
     if done:
         print(f"resuming: {done} of {len(task)} examples done")
@@ -219,13 +228,17 @@ def _analyse(folder: RunFolder, args) -> None:
                                  str(args.n_permutations), "--info-method", args.info_method,
                                  "--objective", *args.objective], "curves", "report.json")]
     for name, module, settings, sub, output in steps:
-        key = stage_key(name, arrays, settings)
+        sub_args = _sub_args(module, [os.path.join(rel, "contributions"), "--out",
+                                      os.path.join(rel, sub), *settings])
+        effective = {k: v for k, v in vars(sub_args).items() if k not in ("run_dir", "out")}
+        key = stage_key(name, arrays, effective, code_digest("infodiv", "estimators"))
         if folder.fresh(name, key, folder.path / sub / output):
             print(f"{name}: unchanged, skipped")
             continue
+        if folder.doc["stages"].get(name):
+            print(f"{name}: settings or code changed since the last run; recomputing")
         t0 = time.perf_counter()
-        status = module.run(_sub_args(module, [os.path.join(rel, "contributions"), "--out",
-                                               os.path.join(rel, sub), *settings]))
+        status = module.run(sub_args)
         if status:
             raise RuntimeError(f"step {name} failed (exit {status})")
         folder.done(name, key, time.perf_counter() - t0)

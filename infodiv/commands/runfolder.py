@@ -8,13 +8,19 @@ A run folder ``<out>/<model>-<task>-n<N>-<shots>shot-<granularity>[-strat]/`` ho
   ``report.html`` with ``summary.json`` / ``summary.csv``, and ``README.md``.
 
 A folder that holds a run with another configuration is never replaced silently: the caller
-refuses with the differing settings unless ``--overwrite`` is given. Stages whose key (hash of
-their input arrays and settings) is unchanged are skipped.
+refuses with the differing settings unless ``--overwrite`` is given. Stages whose key is
+unchanged are skipped. A key hashes the stage's input arrays, its *effective* settings (every
+option after the command's own parser filled in its defaults, not only those typed) and
+:func:`code_digest` of the packages that compute it, so a run made before a default or a
+formula changed is recomputed, never reused (the extraction stage digests ``extraction``, the
+analyses ``infodiv`` and ``estimators``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -23,7 +29,7 @@ from pathlib import Path
 
 from infodiv.commands.preflight import RUN_FILE, UserError
 
-__all__ = ["model_slug", "run_name", "RunFolder", "stage_key", "shards_done"]
+__all__ = ["model_slug", "run_name", "RunFolder", "stage_key", "code_digest", "shards_done"]
 
 # the settings that make two runs different runs (everything else may change between resumes)
 IDENTITY = ("model", "task", "n", "shots", "granularity", "stratify", "seed", "dtype",
@@ -59,6 +65,19 @@ def run_name(model: str, task: str, n: int, shots: int, granularity: str,
 def stage_key(*parts) -> str:
     """Content key of a stage: sha256 of its inputs and settings (JSON)."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@functools.cache
+def code_digest(*packages: str) -> str:
+    """sha256 over the Python sources of ``packages`` (relative path and bytes of every
+    ``*.py`` file, in sorted order): the part of a stage key that changes with the code."""
+    h = hashlib.sha256()
+    for name in packages:
+        root = Path(importlib.import_module(name).__file__).parent
+        for file in sorted(root.rglob("*.py")):
+            h.update(f"{name}/{file.relative_to(root).as_posix()}\0".encode())
+            h.update(file.read_bytes())
+    return h.hexdigest()
 
 
 def shards_done(contrib_dir: Path) -> int:
