@@ -238,6 +238,13 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         lo, hi = row["accuracy"]["ci95"]
         assert lo <= row["accuracy"]["mean"] <= hi and hi - lo > 0
         assert 0 < row["probe_bound"]["mean"] <= 2.0       # H(Y) = 2 bits, a lower bound
+        lo, hi = row["probe_bound"]["ci95"]           # centred replicates: the point inside
+        assert lo <= row["probe_bound"]["mean"] <= hi
+    for r in doc:                # the probe's raw resample interval is kept beside the point
+        iv = r["probe_interval"]
+        assert iv["point"] == r["probe_bound"] and iv["n_resamples"] == 20
+        assert iv["ci95"][0] <= iv["point"] <= iv["ci95"][1]
+        assert iv["bias"] == pytest.approx(iv["resample_mean"] - iv["point"])
     # null-corrected Gaussian terms: point = the model's own null correction, two-level CI
     assert across["information_null"] == 2
     for row in across["by_depth"]:

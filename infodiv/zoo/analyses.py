@@ -113,13 +113,31 @@ def _run_command(module: str, argv: list[str]) -> int:
     return int(mod.run(parser.parse_args(argv)) or 0)
 
 
+def _decompose_resamples(inference: int | None) -> int:
+    """The resamples ``infodiv decompose --inference`` uses (None: its parser default)."""
+    if inference is not None:
+        return int(inference)
+    parser = argparse.ArgumentParser()
+    importlib.import_module("infodiv.commands.decompose").configure(parser)
+    return int(parser.get_default("inference"))
+
+
+def _decompose_size(path: Path) -> int | None:
+    """The inference resamples a written ``decompositions.json`` was computed with (None:
+    not recorded, an older report: accepted as it is)."""
+    doc = json.loads(path.read_text())
+    n = ((doc.get("information_inference") or {}).get("settings") or {}).get("n_resamples")
+    return None if n is None else int(n)
+
+
 def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
                  decompose_inference: int | None = None, log=print) -> dict:
     """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
     already finished with the same settings: their JSON exists). ``curves``: the
     :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" | "failed: ..."}``:
     a failed analysis is recorded, not hidden. ``decompose_inference``: ``infodiv decompose
-    --inference`` (None: its default)."""
+    --inference`` (None: its default); a decomposition written with another size (its
+    ``information_inference.settings.n_resamples``) is recomputed."""
     curves = curves_settings() if curves is None else curves
     status = {}
     for name in analyses:
@@ -127,8 +145,12 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
         key = {"decompose": {"info_method": "gaussian"}, "curves": curves}[name]
         marker = dest / "zoo_settings.json"
         done = (dest / _DONE[name]).is_file()
-        if done and (name == "decompose" or (marker.is_file()
-                                             and json.loads(marker.read_text()) == key)):
+        if done and name == "decompose":
+            done = _decompose_size(dest / _DONE[name]) in (
+                None, _decompose_resamples(decompose_inference))
+        elif done:
+            done = marker.is_file() and json.loads(marker.read_text()) == key
+        if done:
             status[name] = "exists"
             continue
         try:

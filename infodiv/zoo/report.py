@@ -18,6 +18,9 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
 4. the figures of :mod:`infodiv.zoo.intervals` (probe lower bound on I(U;Y) with its
    label-permutation null, truncated-model curves) on the full run and on stratified example
    resamples shared by every model (``<out>/<model>/zoo_figures.json``, ``replicates.npz``);
+   the probe bound and the Gaussian terms are centred on their full-sample values
+   (:data:`infodiv.zoo.intervals.CENTRED`; the probe's raw resample mean and interval are in
+   the record's ``probe_interval``);
 5. the toolkit's per-run reports into ``<out>/<model>/``, when ``analyses`` asks for them:
    ``infodiv decompose`` (every variant, Eq. 14) and the curves report
    (:func:`infodiv.reports.curves.curves_report`) with the curve inference of
@@ -241,7 +244,13 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         truncated_vs_depth,
     )
     from .data import zoo_tasks
-    from .intervals import centre_replicates, information_points, shared_indices
+    from .intervals import (
+        CENTRED,
+        centre_replicates,
+        information_points,
+        resample_interval,
+        shared_indices,
+    )
     from .summary import write_summary
 
     out = Path(out)
@@ -282,9 +291,11 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
             probe_null=max(19, reduced_size) if small and probe_null else probe_null,
             info_null=info_null)
         points[name].update(information_points(row.get("information_inference")))
-        if reps[name] is not None:
-            reps[name] = centre_replicates(points[name], reps[name])
         row["probe_bound"] = points[name]["probe_bound"]
+        if reps[name] is not None:
+            row["probe_interval"] = resample_interval(row["probe_bound"],
+                                                      reps[name]["probe_bound"])
+            reps[name] = centre_replicates(points[name], reps[name], names=CENTRED)
         row["probe_null"] = points[name].get("probe_null")
         row["analyses"] = run_analyses(
             out / "contributions" / name, out / name, analyses,
