@@ -108,3 +108,32 @@ def test_cli_extract_task_file_unlabelled_and_refusals(tiny_folder, tmp_path, ca
         err = capsys.readouterr().err
         assert msg in err and len(err.strip().splitlines()) == 1
     assert np.isfinite(c.u).all()
+
+
+def test_cli_fixed_demos_share_one_prefix(tiny_folder, tmp_path, capsys):
+    """--fixed-demos: every prompt starts with the same demonstrations, drawn from records that
+    are no example (a task file's rows after --n), so the savings cache them as one prefix."""
+    from infodiv.cli import main
+
+    rows = [{"text": f"sentence number {i}", "y": i % 2} for i in range(9)]
+    path = _write(tmp_path, rows, "jsonl")
+    base = ["extract", "--model", str(tiny_folder), "--task-file", str(path), "--template",
+            TEMPLATE, "--options", "negative,positive", "--label-field", "y", "--n", "4",
+            "--device", "cpu", "--quiet"]
+    with torch_threads(1):
+        assert main([*base, "--shots", "2", "--fixed-demos", "--out", str(tmp_path / "f")]) == 0
+        assert main([*base, "--shots", "2", "--out", str(tmp_path / "r")]) == 0
+    fixed, per_example = Contributions.load(tmp_path / "f"), Contributions.load(tmp_path / "r")
+    demos = fixed.meta["task_meta"]
+    assert demos["fixed_demos"] is True and demos["demo_source"] == "other split"
+    assert fixed.meta["savings"]["prefix_cache_tokens"] > 0
+    assert per_example.meta["savings"]["prefix_cache_tokens"] < \
+        fixed.meta["savings"]["prefix_cache_tokens"]
+    assert fixed.meta["max_exactness_error"] < 1e-4
+    capsys.readouterr()
+    for bad, msg in [(["--fixed-demos"], "--fixed-demos needs --shots"),
+                     (["--shots", "6", "--fixed-demos"], "needs 6 labelled records after the "
+                                                         "first --n 4")]:
+        assert main([*base, *bad, "--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert msg in err and len(err.strip().splitlines()) == 1

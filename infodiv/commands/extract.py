@@ -50,6 +50,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=2000,
                         help="first N examples of the split (default 2000)")
     parser.add_argument("--shots", type=int, default=0, help="in-context demonstrations")
+    parser.add_argument("--fixed-demos", action="store_true",
+                        help="with --shots: the same demonstrations in front of every prompt "
+                             "(one seeded draw from records that are no example), so their "
+                             "tokens are a shared prefix computed once (extraction.savings)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the demonstration draws")
     parser.add_argument("--split", default=None, help="dataset split (default: the paper's)")
     parser.add_argument("--data-dir", type=Path, default=None,
@@ -84,29 +88,55 @@ def _default_out(model: str, task: str, granularity: str) -> Path:
 
 
 def _task(args):
-    from extraction.taskfiles import load_task_file, parse_options
     from extraction.tasks import get_task
 
     if (args.task is None) == (args.task_file is None):
         raise ValueError("give exactly one of --task NAME and --task-file FILE")
+    if args.fixed_demos and not args.shots:
+        raise ValueError("--fixed-demos needs --shots N (N >= 1 demonstrations to fix)")
     if args.task is not None:
         stray = [f for f in ("template", "options", "label_field") if getattr(args, f)]
         if stray:
             raise ValueError(f"--{stray[0].replace('_', '-')} needs --task-file (the named "
                              "tasks have their own template and options)")
         return get_task(args.task, data_dir=args.data_dir, split=args.split, n=args.n,
-                        shots=args.shots, seed=args.seed)
+                        shots=args.shots, seed=args.seed, fixed_demos=args.fixed_demos)
     if not args.template or not args.options:
         raise ValueError("--task-file needs --template and --options")
-    task = load_task_file(args.task_file, template=args.template,
-                          options=parse_options(args.options), label_field=args.label_field,
-                          truncatable=[f for f in args.truncatable.split(",") if f], n=args.n)
+    task = _load_file(args, args.n)
     if args.shots:
-        if task.n_unlabelled:
+        if task.n_unlabelled and not args.fixed_demos:
             raise ValueError(f"--shots needs labelled demonstrations; {task.n_unlabelled} of "
                              f"{len(task)} records in {args.task_file} have no label")
-        task = task.with_demonstrations(args.shots, seed=args.seed)
+        task = task.with_demonstrations(args.shots, seed=args.seed, pool=_demo_pool(args, task),
+                                        fixed=args.fixed_demos)
     return task
+
+
+def _load_file(args, n):
+    from extraction.taskfiles import load_task_file, parse_options
+
+    return load_task_file(args.task_file, template=args.template,
+                          options=parse_options(args.options), label_field=args.label_field,
+                          truncatable=[f for f in args.truncatable.split(",") if f], n=n)
+
+
+def _demo_pool(args, task):
+    """With --fixed-demos on a task file: the records after the first --n, which are no example
+    (a fixed draw from the examples would show some of them their own answer)."""
+    if not args.fixed_demos:
+        return None
+    from extraction.tasks import Task
+
+    full = _load_file(args, None)
+    keep = [i for i in range(len(task), len(full)) if full.labels[i] >= 0]
+    rest = Task(full.name, full.template, full.options, [full.records[i] for i in keep],
+                full.labels[keep], dict(full.meta), full.truncatable)
+    if len(rest) < args.shots:
+        raise ValueError(f"--fixed-demos --shots {args.shots} needs {args.shots} labelled "
+                         f"records after the first --n {len(task)} of {args.task_file}; it has "
+                         f"{len(rest)}")
+    return rest
 
 
 def run(args) -> int:
