@@ -23,10 +23,10 @@ import numpy as np
 from estimators.validation import check_labels
 
 from .datasets import SUPPORTED_TASKS, load_task_records
+from .demos import DEMO_SEPARATOR, demo_prefixes
 
 __all__ = ["Task", "get_task", "SUPPORTED_TASKS", "DEMO_SEPARATOR"]
 
-DEMO_SEPARATOR = "\n\n"
 _FORMATTER = string.Formatter()
 
 
@@ -261,7 +261,7 @@ class Task:
         if fixed and pool is None:
             raise ValueError("fixed demonstrations need a pool (another split): every example "
                              "of this task would otherwise see its own answer in one of them")
-        demos = _demo_prefixes(src, len(self), shots, seed, exclude_self=pool is None,
+        demos = demo_prefixes(src, len(self), shots, seed, exclude_self=pool is None,
                                fixed=fixed)
         meta = dict(self.meta, shots=shots, seed=int(seed), fixed_demos=bool(fixed),
                     demo_source="other split" if pool is not None else "same split, self excluded")
@@ -391,40 +391,9 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
                              full.truncatable)
             return task.with_demonstrations(shots, pool=pool_task, seed=seed, fixed=fixed_demos)
         # same split: draw from all of it (not only the first n), excluding the example itself
-        demos = _demo_prefixes(full, len(task), shots, seed, exclude_self=True,
+        demos = demo_prefixes(full, len(task), shots, seed, exclude_self=True,
                                fixed=fixed_demos)
         meta = dict(task.meta, demo_source="same split, self excluded", fixed_demos=fixed_demos)
         task = Task(task.name, task.template, task.options, task.records, task.labels, meta,
                     task.truncatable, demo_items=demos)
     return task
-
-
-def _demo_prefixes(src: Task, count: int, shots: int, seed: int, *, exclude_self: bool,
-                   fixed: bool = False) -> list[list[str]]:
-    """Demonstration prefixes for examples ``0..count-1`` drawn from ``src``.
-
-    Example ``i`` gets ``shots`` distinct records of ``src`` drawn with
-    ``numpy.random.default_rng([seed, i])`` (excluding record ``i`` when ``exclude_self``),
-    each written as :meth:`Task.demonstration` and followed by ``DEMO_SEPARATOR`` (one list of
-    demonstrations per example). ``fixed``: one draw with ``default_rng([seed])`` for every
-    example (with ``exclude_self``, among records ``count..`` that are no example).
-    """
-    if fixed:
-        first = count if exclude_self else 0
-        if shots > len(src) - first:
-            raise ValueError(f"shots={shots} fixed demonstrations requested but the pool holds "
-                             f"only {len(src) - first} records that are not examples")
-        idx = first + np.random.default_rng([int(seed)]).choice(len(src) - first, size=shots,
-                                                                 replace=False)
-        return [[src.demonstration(int(j)) + DEMO_SEPARATOR for j in idx]] * count
-    n_pool = len(src) - (1 if exclude_self else 0)
-    if shots > n_pool:
-        raise ValueError(f"shots={shots} demonstrations requested but the pool holds only {n_pool}")
-    demos = []
-    for i in range(count):
-        rng = np.random.default_rng([int(seed), i])
-        idx = rng.choice(n_pool, size=shots, replace=False)
-        if exclude_self:
-            idx = idx + (idx >= i)  # skip the example itself
-        demos.append([src.demonstration(int(j)) + DEMO_SEPARATOR for j in idx])
-    return demos
