@@ -12,7 +12,7 @@ import numpy as np
 
 from estimators.resampling import permutation_test
 
-__all__ = ["diversity_regression"]
+__all__ = ["diversity_regression", "diversity_design", "diversity_weights", "diversity_fit"]
 
 
 def _non_redundancy(cov, d, x, s):
@@ -26,37 +26,83 @@ def _non_redundancy(cov, d, x, s):
     return float(1.0 - np.trace(explained) / np.trace(sxx))
 
 
+def diversity_design(triples, singles, cov, d) -> dict:
+    """The regression's pairs and design: every (S, x) of the triples with S ≠ ∅.
+
+    Returns ``index`` ``[P, 2]`` (triple, 0 for A / 1 for B), ``diversity`` ``[P]`` (x's
+    non-redundancy with S) and ``controls`` ``[P, 3]`` ([1, ρ_x(∅), |S|]).
+    """
+    index, rows = [], []
+    for i, t in enumerate(triples):
+        for col, key in enumerate(("A", "B")):
+            if len(t[key]):
+                index.append((i, col))
+                rows.append((_non_redundancy(cov, d, t["x"], t[key]), singles[t["x"]],
+                             len(t[key])))
+    arr = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
+    return {"index": np.asarray(index, dtype=np.int64).reshape(-1, 2), "diversity": arr[:, 0],
+            "controls": np.column_stack([np.ones(len(arr)), arr[:, 1:]])}
+
+
+def diversity_weights(diversity, controls) -> np.ndarray | None:
+    """c ``[P]`` with β = c · gain (Frisch–Waugh–Lovell): c = r / (r · r), r the residual of
+    diversity on the controls; ``None`` when diversity is collinear with them."""
+    resid = diversity - controls @ np.linalg.lstsq(controls, diversity, rcond=None)[0]
+    denom = resid @ resid
+    return None if denom <= 0 else resid / denom
+
+
+def diversity_fit(gain, diversity, controls) -> dict | None:
+    """β and the partial correlation r of gain and diversity given the controls.
+
+    ``gain`` ``[P]`` or ``[B, P]`` (one regression per row, same design). With r_d and r_g the
+    residuals of diversity and gain on the controls, β = r_d·r_g / (r_d·r_d) and
+    r = r_d·r_g / (‖r_d‖ ‖r_g‖) = β ‖r_d‖ / ‖r_g‖ (same sign). β is in gain units per unit
+    of non-redundancy, so its spread depends on the design's spread of diversity; r does not
+    (under the null r ≈ N(0, 1/P) whatever the design), which is why the verdict tests r.
+    ``None`` when diversity is collinear with the controls.
+    """
+    c = diversity_weights(diversity, controls)
+    if c is None:
+        return None
+    gain = np.asarray(gain, dtype=np.float64)
+    resid_gain = gain - (controls @ np.linalg.lstsq(controls, gain.T, rcond=None)[0]).T
+    norm_d = 1.0 / np.sqrt(c @ c)       # ‖r_d‖, with r_d = c · (r_d · r_d)
+    beta = gain @ c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        partial_r = beta * norm_d / np.linalg.norm(resid_gain, axis=-1)
+    return {"beta": beta, "partial_r": partial_r, "weights": c, "resid_gain": resid_gain}
+
+
 def diversity_regression(triples, singles, cov, d, *, n_permutations: int = 1000,
                          random_state=0) -> dict:
     """Does ρ_x(S) grow with x's non-redundancy with S, given ρ_x(∅) and |S|?
 
-    Uses every (S, x) of the DR triples with S ≠ ∅. OLS of gain on [1, diversity, ρ_x(∅), |S|];
+    Uses every (S, x) of the DR triples with S ≠ ∅ (:func:`diversity_design`). OLS of gain on
+    [1, diversity, ρ_x(∅), |S|]: β = c · gain with c from :func:`diversity_weights`;
     Freedman–Lane permutation test of the diversity coefficient (permuting the residuals of
     diversity on the controls). Pairs share members and orders, so the permutation p-value
     treats them as exchangeable — an approximation, stated in the report.
     """
-    rows = []
-    for t in triples:
-        for key, gkey in (("A", "gain_A"), ("B", "gain_B")):
-            if len(t[key]):
-                rows.append((t[gkey], _non_redundancy(cov, d, t["x"], t[key]),
-                             singles[t["x"]], len(t[key])))
-    if len(rows) < 8:
-        return {"n_pairs": len(rows), "note": "too few pairs"}
-    arr = np.asarray(rows)
-    gain, div, controls = arr[:, 0], arr[:, 1], np.column_stack([np.ones(len(arr)), arr[:, 2:]])
-    resid_div = div - controls @ np.linalg.lstsq(controls, div, rcond=None)[0]
-    resid_gain = gain - controls @ np.linalg.lstsq(controls, gain, rcond=None)[0]
-    denom = resid_div @ resid_div
-    if denom <= 0:
-        return {"n_pairs": len(rows), "note": "diversity is collinear with the controls"}
-    beta = float(resid_div @ resid_gain / denom)
+    design = diversity_design(triples, singles, cov, d)
+    n = len(design["diversity"])
+    if n < 8:
+        return {"n_pairs": n, "note": "too few pairs"}
+    gain = np.array([triples[i]["gain_A" if col == 0 else "gain_B"]
+                     for i, col in design["index"]], dtype=np.float64)
+    div, controls = design["diversity"], design["controls"]
+    fit = diversity_fit(gain, div, controls)
+    if fit is None:
+        return {"n_pairs": n, "note": "diversity is collinear with the controls"}
+    c, resid_gain = fit["weights"], fit["resid_gain"]
+    denom = 1.0 / (c @ c)              # r · r, with r = c · (r · r) the diversity residual
+    resid_div = c * denom
+    beta, partial_r = float(fit["beta"]), float(fit["partial_r"])
     null = permutation_test(lambda dv, gn: dv @ gn / denom, resid_div, resid_gain,
                             n_permutations=n_permutations, permute=0,
                             random_state=random_state, n_jobs=1).null_distribution
     p_two = float((1 + (np.abs(null) >= abs(beta)).sum()) / (n_permutations + 1))
     p_pos = float((1 + (null >= beta).sum()) / (n_permutations + 1))
-    partial_r = float(resid_div @ resid_gain / np.sqrt(denom * (resid_gain @ resid_gain)))
-    return {"n_pairs": len(rows), "beta_diversity": beta, "partial_r": partial_r,
+    return {"n_pairs": n, "beta_diversity": beta, "partial_r": partial_r,
             "p_two_sided": p_two, "p_positive": p_pos, "n_permutations": n_permutations,
             "mean_diversity": float(div.mean())}

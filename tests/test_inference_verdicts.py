@@ -79,15 +79,18 @@ def test_a_verdict_is_yes_only_when_it_survives_its_null():
     stats = {"gain_slope": {"value": -1.0, "ci": (-1.5, -0.5)},
              "dr_mean_difference": {"value": 0.2, "ci": (0.1, 0.3)},
              "dr_differences": {"value": np.array([-0.5, 0.2, 0.1]),
-                                "se": np.array([0.05, 0.1, 0.1])}}
+                                "se": np.array([0.05, 0.1, 0.1])},
+             "diversity_partial_r": {"value": 0.3, "ci": (0.1, 0.5)}}
     rng = np.random.default_rng(0)
     centred = NullReference(rng.normal(0, 0.1, 199), rng.normal(0, 0.02, 199),
-                            rng.normal(0, 0.05, (199, 3)))
+                            rng.normal(0, 0.05, (199, 3)), rng.normal(0, 0.05, 199))
     assert decide(stats, centred) == {"diminishing_returns": True,
-                                      "dr_mean_difference_positive": True, "violations": True}
+                                      "dr_mean_difference_positive": True, "violations": True,
+                                      "diversity_effect": True}
     # the null reproduces the effect (estimator bias): the same intervals are no finding
     biased = NullReference(rng.normal(-1.0, 0.1, 199), rng.normal(0.2, 0.02, 199),
-                           rng.normal([-0.5, 0.2, 0.1], 0.05, (199, 3)))
+                           rng.normal([-0.5, 0.2, 0.1], 0.05, (199, 3)),
+                           rng.normal(0.3, 0.05, 199))
     assert not any(decide(stats, biased).values())
     assert not any(decide(stats, NullReference(None, None, None)).values())  # no null
     docs = verdict_docs(decide(stats, biased), None)

@@ -14,7 +14,9 @@
 - :mod:`~infodiv.inference.depth` — truncated model vs member subsets;
 - :mod:`~infodiv.inference.correlations` — correlations over junction series;
 - :mod:`~infodiv.inference.pipelines` and :mod:`~infodiv.inference.report` — the curve/DR
-  statistics as a pipeline and their inferential report.
+  statistics as a pipeline and their inferential report;
+- :mod:`~infodiv.inference.effects` — the diversity regression's power shortcut;
+  :mod:`~infodiv.inference.added` — add the diversity-effect verdict to an existing report.
 
 Every function takes ``random_state`` (default 0) and draws one seeded stream per replicate.
 """
@@ -32,6 +34,7 @@ from .surrogates import (
     SURROGATES,
     conditionally_independent,
     make_surrogate,
+    planted_redundancy,
     planted_synergy,
     shuffled_labels,
 )
@@ -43,6 +46,7 @@ __all__ = ["BootstrapResult", "CurvePipeline", "DepthPipeline", "Estimate", "Fix
            "conditionally_independent",
            "curve_inference", "curve_inference_markdown", "dependent_ensemble", "depth_curves",
            "fisher_z_average", "infer", "junction_correlations", "make_surrogate",
-           "null_corrected", "permutation_null", "planted_synergy", "shuffled_labels",
+           "null_corrected", "permutation_null", "planted_redundancy", "planted_synergy",
+           "shuffled_labels",
            "subsample_extrapolation", "summary_lines", "surrogate_power", "two_level_bootstrap",
            "wilson_interval"]

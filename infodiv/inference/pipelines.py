@@ -29,8 +29,8 @@ from ._api import (
     shapley_from_orders,
 )
 
-__all__ = ["CurvePipeline", "InformationPipeline", "SelectionPipeline", "INFORMATION_STATISTICS",
-           "GROWTH_LAWS", "LABEL_FREE"]
+__all__ = ["CurvePipeline", "DiversityPipeline", "InformationPipeline", "SelectionPipeline",
+           "INFORMATION_STATISTICS", "GROWTH_LAWS", "LABEL_FREE"]
 
 INFORMATION_STATISTICS = ("joint", "relevancy", "redundancy", "conditional_redundancy",
                           "diversity", "h_y", "bound_lower", "bound_upper")
@@ -135,15 +135,20 @@ class CurvePipeline:
             out.update(self._information(run))
         return out
 
+    def dr_sets(self, m: int, singles: bool) -> list:
+        """The sets the DR statistics evaluate: (A, A+x, B, B+x) per triple, then (with
+        ``singles``) ∅ and every {j} for ρ_j(∅)."""
+        sets = []
+        for a_set, b_set, x in self.triples(m):
+            sets += [a_set, np.append(a_set, x), b_set, np.append(b_set, x)]
+        if singles:
+            sets += [np.zeros(0, dtype=np.int64)] + [np.array([j]) for j in range(m)]
+        return sets
+
     def _dr(self, f, m, sign, run=None) -> dict:
         triples = self.triples(m)
-        sets = []
-        for a_set, b_set, x in triples:
-            sets += [a_set, np.append(a_set, x), b_set, np.append(b_set, x)]
         singles = self.diversity and run is not None and hasattr(run, "u")
-        if singles:  # ρ_j(∅) of every member for the diversity regression
-            sets += [np.zeros(0, dtype=np.int64)] + [np.array([j]) for j in range(m)]
-        vals = set_values(f, sets)
+        vals = set_values(f, self.dr_sets(m, singles))
         s = vals[: 4 * self.n_triples].reshape(self.n_triples, 4)
         d = sign * ((s[:, 1] - s[:, 0]) - (s[:, 3] - s[:, 2]))
         scale = max(1.0, float(np.abs(s).max()))
@@ -155,15 +160,22 @@ class CurvePipeline:
                                        sign * (vals[4 * self.n_triples + 1:] - empty)))
         return out
 
-    def _diversity(self, run, triples, u, singles) -> dict:
-        """β and partial r of the diversity regression; ``u`` = sign·f of (A, A+x, B, B+x)
-        per triple and ``singles`` the utility gains ρ_j(∅)."""
+    @staticmethod
+    def diversity_rows(run, triples, u):
+        """(the regression's triple records, member covariance, d) from ``u`` = sign·f of
+        (A, A+x, B, B+x) per triple (means over examples)."""
         x = member_variables(run.u)
         cov = np.cov(x.reshape(x.shape[0], -1), rowvar=False)
         rows = [{"A": a, "B": b, "x": int(xx), "gain_A": float(g[1] - g[0]),
                  "gain_B": float(g[3] - g[2])} for (a, b, xx), g in zip(triples, u)]
+        return rows, cov, x.shape[2]
+
+    def _diversity(self, run, triples, u, singles) -> dict:
+        """β and partial r of the diversity regression; ``u`` = sign·f of (A, A+x, B, B+x)
+        per triple and ``singles`` the utility gains ρ_j(∅)."""
+        rows, cov, d = self.diversity_rows(run, triples, u)
         # (its permutation p-value is replaced by the label null: one permutation suffices)
-        res = diversity_regression(rows, singles, cov, x.shape[2], n_permutations=1)
+        res = diversity_regression(rows, singles, cov, d, n_permutations=1)
         return {"diversity_beta": res.get("beta_diversity", float("nan")),
                 "diversity_partial_r": res.get("partial_r", float("nan"))}
 
@@ -177,6 +189,27 @@ class CurvePipeline:
             return information_terms(run)
         except ValueError:  # singular covariance in this replicate: NaN, counted downstream
             return {k: float("nan") for k in INFORMATION_STATISTICS}
+
+
+class DiversityPipeline(CurvePipeline):
+    """Only the diversity regression of :class:`CurvePipeline` (``diversity_beta``,
+    ``diversity_partial_r``), for adding its verdict to an existing report.
+
+    The set function's seed is the first draw of the replicate's stream in both pipelines and
+    the chains are fixed, so on the same replicate seed its β equals CurvePipeline's exactly
+    (the random orders, drawn after, do not enter β): a label null rerun with this pipeline
+    reproduces the stored one.
+    """
+
+    def __init__(self, objective: str = "accuracy_calibrated", **kwargs):
+        kwargs.update(information=False, growth_laws=False, diversity=True)
+        super().__init__(objective, **kwargs)
+        self.directions = {"diversity_beta": "greater", "diversity_partial_r": "greater"}
+
+    def __call__(self, run, rng) -> dict:
+        f = self.set_function(run, rng)
+        out = self._dr(f, f.n_members, f.sign(), run)
+        return {k: out.get(k, float("nan")) for k in self.directions}
 
 
 class InformationPipeline:

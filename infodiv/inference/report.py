@@ -40,7 +40,8 @@ from .verdicts import (
     violation_test,
 )
 
-__all__ = ["curve_inference", "curve_inference_markdown", "POWER_TESTS", "MC_LABEL"]
+__all__ = ["curve_inference", "curve_inference_markdown", "POWER_TESTS", "MC_LABEL",
+           "power_surrogate_kwargs"]
 
 VIOLATION_TEST = ("null-corrected z_t = (d_t - m0_t) / max(se_boot, sd_null), Westfall-Young "
                   "step-down min-z over triples against the label-permutation draws "
@@ -51,6 +52,13 @@ CI_LABEL = "example bootstrap, everything refitted, percentile"
 POWER_TESTS = {"diminishing_returns": ("gain_slope", "ci_below_zero"),
                "dr_mean_difference_positive": ("dr_mean_difference", "ci_above_zero"),
                "violations": ("dr_differences", "any_bh_violation")}
+
+
+def power_surrogate_kwargs(run, planted: str) -> dict:
+    """The surrogates' settings of the power run: the planted-synergy style the objective can
+    read and min(4, M // 2) planted-redundancy copies."""
+    return {"planted_synergy": {"style": planted},
+            "planted_redundancy": {"n_copies": max(1, min(4, run.n_members // 2))}}
 
 
 def _scalar(inf, name, key="value") -> dict:
@@ -195,13 +203,13 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
     planted = planted_style(objective)   # the synergy this objective can read
     if power_replicates:
         small = CurvePipeline(objective, n_orders=max(4, n_orders // 2),
-                              n_triples=pipe.n_triples, information=False, diversity=False,
+                              n_triples=pipe.n_triples, information=False, diversity=True,
                               triple_seed=pipe.triple_seed, triples=triples, **objective_kwargs)
         # reweighting examples is cheap: at least 200 resamples for the per-triple se
         detect = FixedFitDetector(small, ref, n_bootstrap=max(200, n_bootstrap),
                                   n_bootstrap_refit=power_bootstrap, alpha=alpha)
         doc["power"] = surrogate_power(run, detect, n_replicates=power_replicates,
-                                       surrogate_kwargs={"planted_synergy": {"style": planted}},
+                                       surrogate_kwargs=power_surrogate_kwargs(run, planted),
                                        random_state=random_state, n_jobs=n_jobs,
                                        progress=progress)
         doc["power"]["detector"] = {
@@ -210,6 +218,7 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
             "n_orders": small.n_orders, "n_triples": small.n_triples,
             "n_bootstrap": max(200, n_bootstrap), "n_bootstrap_refit": power_bootstrap,
             "planted_style": planted,
+            "planted_redundancy": power_surrogate_kwargs(run, planted)["planted_redundancy"],
             "fit": "per-example objectives: fitted once per surrogate, examples reweighted; "
                    "others: refitted on every resample"}
     doc["verdicts"] = verdict_docs(decide(stats_from_bootstrap(b), ref, alpha),

@@ -24,6 +24,9 @@ has the power it would have on the real run:
   calibrated cross-entropy: ρ_j(∅) = −0.0015, ρ_j({k}) = −0.0016 bits for an XOR pair, versus
   ρ_k(∅) = 0.000, ρ_k({j}) = 0.82 bits for a cancelling pair (noise 2); :func:`planted_style`
   names the style that each objective can see.
+- :func:`planted_redundancy` — ``n_copies`` members replaced by noisy copies of the run's
+  strongest members (the diversity regression's positive control; derivation in its
+  docstring).
 - :func:`shuffled_labels` — the labels permuted: nothing is to be found.
 
 All take ``random_state`` (default 0; one seeded stream per replicate) and return a new
@@ -39,10 +42,14 @@ import numpy as np
 from ._api import Contributions
 
 __all__ = ["SURROGATES", "conditionally_independent", "planted_synergy", "shuffled_labels",
-           "signal_level", "planted_style", "XOR_OBJECTIVES", "PLANTED_STYLES",
+           "signal_level", "planted_style", "planted_redundancy", "XOR_OBJECTIVES",
+           "PLANTED_STYLES",
            "make_surrogate", "with_arrays", "within_class_permutation"]
 
-SURROGATES = ("conditionally_independent", "planted_synergy", "shuffled_labels")
+#: (a kind's seeds are the kind's own child of the power's SeedSequence, by its index here:
+#: appending a kind leaves the others' surrogates unchanged)
+SURROGATES = ("conditionally_independent", "planted_synergy", "shuffled_labels",
+              "planted_redundancy")
 
 
 def _rng(random_state):
@@ -96,6 +103,13 @@ def _class_stats(u, y):
     return means, p, u - means[inv]
 
 
+def _spreads(u, labels) -> np.ndarray:
+    """√(Σ_y p(y)‖μ_{m,y} − μ_m‖²) of every member ``[M]``."""
+    means, p, _ = _class_stats(np.asarray(u, dtype=np.float64), np.asarray(labels))
+    centre = (p[:, None, None] * means).sum(axis=0)
+    return np.sqrt((p[:, None, None] * (means - centre) ** 2).sum(axis=(0, 2)))
+
+
 def signal_level(u, labels, level="max") -> float:
     """Between-class spread of the members' contributions: √(Σ_y p(y)‖μ_{m,y} − μ_m‖²) per
     member, then its maximum (``"max"``) or median (``"median"``) over members, or a float."""
@@ -103,9 +117,7 @@ def signal_level(u, labels, level="max") -> float:
         if not level > 0:
             raise ValueError(f"level must be 'max', 'median' or a positive float, got {level}")
         return float(level)
-    means, p, _ = _class_stats(np.asarray(u, dtype=np.float64), np.asarray(labels))
-    centre = (p[:, None, None] * means).sum(axis=0)
-    spread = np.sqrt((p[:, None, None] * (means - centre) ** 2).sum(axis=(0, 2)))
+    spread = _spreads(u, labels)
     if level == "max":
         return float(spread.max())
     if level == "median":
@@ -162,6 +174,59 @@ def planted_synergy(run, n_pairs: int = 2, *, level="max", style: str = "xor",
         "random_state": _seed_repr(random_state)})
 
 
+def planted_redundancy(run, n_copies: int = 4, *, noise: float = 0.5,
+                       random_state=0) -> Contributions:
+    """Replace ``n_copies`` random members by noisy copies of the run's ``n_copies`` strongest.
+
+    The positive control of the diversity regression (:mod:`infodiv.diversity`): β > 0, a
+    member gains less from a set that already explains it. Sources j_1..j_c are the members
+    with the largest between-class spread (:func:`signal_level`'s per-member spread); targets
+    k_1..k_c are drawn at random from the others and replaced by
+
+        u_k = u_j + noise · ε_j,   ε_j = j's within-class residuals permuted over all examples,
+
+    so the copy carries j's signal and j's noise, plus a label-free noise at the run's own
+    scale (N, M, C and every other member unchanged).
+
+    Derivation. Write u_j = μ_j(y) + e_j with within-class variance σ² (per contrast) and let
+    T ∈ {j, k} be the planted pair. (i) Non-redundancy: 1 − R²(u_k | u_S) is
+    noise²σ²/(var u_j + noise²σ²) ≤ noise²/(1 + noise²) = 0.2 at noise 0.5 when j ∈ S, and
+    close to 1 when S holds neither (ε_j is independent of every member; the real members'
+    mutual redundancy is what it was). (ii) Gain: for an information objective,
+    ρ_k(S ∋ j) = I(u_k; Y | u_S) = I(ε-part; Y | u_S) = 0 up to estimation, while ρ_k(S ∌ j)
+    is j's own conditional information, > 0 for the strongest member. For a summed readout
+    (accuracy, cross-entropy, Brier of Σ_{m∈S} u_m, calibrated or not) adding k adds the
+    class signal μ_j(y) either way, but its noise adds coherently to e_j when j ∈ S: the
+    within-class variance of the sum grows by var(2e_j + noise·ε) − var(e_j) = (3 + noise²)σ²
+    instead of (1 + noise²)σ² when j ∉ S (ignoring e_j's covariance with the rest of S,
+    which also counts twice), so the signal-to-noise ratio of the sum — and every
+    monotone score of it — rises less: ρ_k(S ∋ j) < ρ_k(S ∌ j). The same holds with j and k
+    swapped. So among the (S, x) pairs with x in a planted pair, those with the partner in S
+    have both low non-redundancy and low gain, at the same |S| and ρ_x(∅): the partial
+    regression coefficient of gain on non-redundancy is positive by construction. The size of
+    the effect is that of the strongest members' gains, so the detection rate is the power
+    at the run's own signal level (checked on the SmolLM2 and stories260K runs:
+    benchmarks/results/inference.json, key ``added_verdicts``).
+    """
+    n, m, _ = run.u.shape
+    if n_copies < 1 or 2 * n_copies > m:
+        raise ValueError(f"n_copies must lie in [1, M/2] = [1, {m // 2}], got {n_copies}")
+    if not noise > 0:
+        raise ValueError(f"noise must be > 0, got {noise}")
+    rng = _rng(random_state)
+    u64 = run.u.astype(np.float64)
+    sources = np.argsort(-_spreads(u64, run.labels), kind="stable")[:n_copies]
+    rest = np.setdiff1d(np.arange(m), sources)
+    targets = rng.permutation(rest)[:n_copies]
+    _, _, resid = _class_stats(u64, run.labels)
+    out = u64.copy()
+    for j, k in zip(sources, targets):
+        out[:, k] = u64[:, j] + noise * resid[rng.permutation(n), j]
+    return with_arrays(run, u=out, surrogate={
+        "kind": "planted_redundancy", "pairs": np.column_stack([sources, targets]).tolist(),
+        "noise": noise, "random_state": _seed_repr(random_state)})
+
+
 def shuffled_labels(run, random_state=0) -> Contributions:
     """The run with its labels permuted (class counts kept)."""
     labels = _rng(random_state).permutation(run.labels)
@@ -172,7 +237,8 @@ def shuffled_labels(run, random_state=0) -> Contributions:
 def make_surrogate(run, kind: str, random_state=0, **kwargs) -> Contributions:
     """Dispatch on ``kind`` in :data:`SURROGATES`."""
     makers = {"conditionally_independent": conditionally_independent,
-              "planted_synergy": planted_synergy, "shuffled_labels": shuffled_labels}
+              "planted_synergy": planted_synergy, "shuffled_labels": shuffled_labels,
+              "planted_redundancy": planted_redundancy}
     if kind not in makers:
         raise ValueError(f"unknown surrogate {kind!r}; choose from {SURROGATES}")
     return makers[kind](run, random_state=random_state, **kwargs)

@@ -10,6 +10,12 @@ null mean) excludes 0 **and** the permutation p is below ``alpha``:
   p_less = (1 + #{null ≤ obs}) / (1 + K) < α;
 - ``dr_mean_difference_positive``: the mean nested-chain difference ρ_x(A) − ρ_x(B) is
   positive — the mirror rule with p_greater;
+- ``diversity_effect``: the diversity regression's β (gain ρ_x(S) on x's non-redundancy with
+  S, given ρ_x(∅) and |S|; :mod:`infodiv.diversity`) is positive — the mirror rule with
+  p_greater on its partial correlation r (same sign as β, but a null spread that does not
+  depend on the design, so a surrogate can be judged against the run's null:
+  :mod:`infodiv.inference.effects`), its matched case the planted redundancy of
+  :func:`~infodiv.inference.surrogates.planted_redundancy` (β > 0 by construction);
 - ``violations``: some chain violates diminishing returns beyond its null — the step-down
   minimum-z label-permutation test of :func:`violation_test` over the T triples (family-wise
   error ≤ α by construction), and d_t < 0.
@@ -72,7 +78,7 @@ from ._text import interval
 
 __all__ = ["TESTS", "MATCHED", "NullReference", "decide", "verdict_docs", "verdict_text",
            "stats_from_bootstrap", "is_calibrated", "violation_test", "corrected_violations",
-           "PLANTED_CASE"]
+           "PLANTED_CASE", "three_part_rule"]
 
 #: verdict -> (surrogate kind that has the effect, how a reader should name that case)
 MATCHED = {
@@ -83,6 +89,9 @@ MATCHED = {
                                     "a matched submodular case (members permuted independently "
                                     "within each class, same n)"),
     "violations": ("planted_synergy", "a matched case with planted XOR synergy (same n)"),
+    "diversity_effect": ("planted_redundancy",
+                         "a matched case with planted redundancy (the strongest members copied "
+                         "with noise onto random others, same n)"),
 }
 TESTS = tuple(MATCHED)
 #: how the violations verdict names its matched case, by planted style (surrogates.planted_style)
@@ -100,6 +109,9 @@ def _rules(alpha) -> dict:
         "violations": f"some triple's null-corrected difference significantly < 0 by the "
                       f"step-down min-z label-permutation test over triples (family-wise "
                       f"error <= {alpha})",
+        "diversity_effect": f"diversity regression beta > 0, tested on its partial r (same "
+                            f"sign): 95% CI and null-corrected CI above 0, label-null "
+                            f"p(greater) < {alpha}",
     }
 
 
@@ -112,6 +124,7 @@ class NullReference:
     slope: np.ndarray | None            # [K] null g(k) slopes
     dr_mean: np.ndarray | None          # [K] null mean DR differences
     triples: np.ndarray | None = None   # [K, T] null draws of each triple's difference
+    diversity: np.ndarray | None = None  # [K] null partial r of the diversity regression
 
     @property
     def triples_mean(self) -> np.ndarray | None:
@@ -131,7 +144,8 @@ class NullReference:
         def dist(name):
             return None if name not in null else np.asarray(null[name].distribution)
 
-        return cls(dist("gain_slope"), dist("dr_mean_difference"), dist("dr_differences"))
+        return cls(dist("gain_slope"), dist("dr_mean_difference"), dist("dr_differences"),
+                   dist("diversity_partial_r"))
 
 
 def _p(value, null, side) -> float:
@@ -141,14 +155,20 @@ def _p(value, null, side) -> float:
     return float((1 + hits.sum()) / (1 + null.size))
 
 
+def three_part_rule(ci, null_mean, p, side, alpha) -> bool:
+    """The rule of every scalar verdict: the example CI and the null-corrected CI (the CI
+    minus the null mean m₀) both beyond 0 on ``side`` ("less" / "greater"), and p < alpha."""
+    lo, hi = ci
+    if side == "less":
+        return bool(hi < 0 and hi - null_mean < 0 and p < alpha)
+    return bool(lo > 0 and lo - null_mean > 0 and p < alpha)
+
+
 def _one(stat, null, side, alpha) -> bool:
     if stat is None or null is None or not np.isfinite(stat["value"]):
         return False
-    lo, hi = stat["ci"]
-    m0 = float(np.nanmean(null))
-    if side == "less":
-        return bool(hi < 0 and hi - m0 < 0 and _p(stat["value"], null, "less") < alpha)
-    return bool(lo > 0 and lo - m0 > 0 and _p(stat["value"], null, "greater") < alpha)
+    return three_part_rule(stat["ci"], float(np.nanmean(null)), _p(stat["value"], null, side),
+                           side, alpha)
 
 
 def _studentize(x, centre, scale) -> np.ndarray:
@@ -216,11 +236,14 @@ def corrected_violations(d, se, null, alpha) -> np.ndarray:
 
 def decide(stats: dict, ref: NullReference, alpha: float = 0.05) -> dict:
     """``{test: bool}`` from ``stats`` = {"gain_slope": {value, ci}, "dr_mean_difference":
-    {value, ci}, "dr_differences": {value [T], se [T]}} (missing ones: False)."""
+    {value, ci}, "dr_differences": {value [T], se [T]}, "diversity_partial_r": {value, ci}}
+    (missing ones: False)."""
     out = {"diminishing_returns": _one(stats.get("gain_slope"), ref.slope, "less", alpha),
            "dr_mean_difference_positive": _one(stats.get("dr_mean_difference"), ref.dr_mean,
                                                "greater", alpha),
-           "violations": False}
+           "violations": False,
+           "diversity_effect": _one(stats.get("diversity_partial_r"), ref.diversity,
+                                    "greater", alpha)}
     tri = stats.get("dr_differences")
     if tri is not None and ref.triples is not None:
         out["violations"] = bool(corrected_violations(tri["value"], tri.get("se"), ref.triples,
@@ -231,7 +254,7 @@ def decide(stats: dict, ref: NullReference, alpha: float = 0.05) -> dict:
 def stats_from_bootstrap(boot) -> dict:
     """:func:`decide`'s input from a :class:`~infodiv.inference.bootstrap.BootstrapResult`."""
     out = {}
-    for name in ("gain_slope", "dr_mean_difference"):
+    for name in ("gain_slope", "dr_mean_difference", "diversity_beta", "diversity_partial_r"):
         if name in boot:
             out[name] = {"value": float(boot[name].value), "ci": boot[name].ci}
     if "dr_differences" in boot:
