@@ -36,9 +36,23 @@ PARTS = Path("runs/.regen/parts")
 
 
 def _commit() -> str:
+    """The commit of the library code this process imports (not of the checkout's HEAD, which
+    other engineers move while a part runs): a snapshot's ``.regen_commit`` (written by
+    ``scripts/regenerate_results.sh`` with ``REGEN_SNAPSHOT=1``), else ``git rev-parse`` in the
+    imported package's checkout, with ``+dirty`` when its infodiv/, estimators/ or extraction/
+    have uncommitted changes."""
+    import infodiv
+
+    root = Path(infodiv.__file__).resolve().parent.parent
+    stamp = root / ".regen_commit"
+    if stamp.exists():
+        return stamp.read_text().strip()[:7]
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
+        def git(*a):
+            return subprocess.run(["git", *a], capture_output=True, text=True, check=True,
+                                  cwd=root).stdout.strip()
+        dirty = git("status", "--porcelain", "--", "infodiv", "estimators", "extraction")
+        return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 

@@ -16,7 +16,22 @@ RES=docs/results
 MARK=runs/.regen
 mkdir -p "$MARK"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-NICE="nice -n 19"
+NICE="nice -n ${REGEN_NICE:-19}"
+# REGEN_SNAPSHOT=1: import the library from a git-archive snapshot of HEAD (runs/.regen/code-<commit>)
+# instead of the working tree, so that uncommitted edits of other engineers in a shared checkout
+# do not leak into a long run; each part then records that commit (.regen_commit)
+if [[ -n ${REGEN_SNAPSHOT:-} ]]; then
+  SNAP=$MARK/code-$(git rev-parse --short HEAD)
+  if [[ ! -e $SNAP/.regen_commit ]]; then
+    mkdir -p "$SNAP"
+    git archive HEAD infodiv estimators extraction | tar -x -C "$SNAP"
+    git rev-parse HEAD >"$SNAP/.regen_commit"
+  fi
+  export PYTHONPATH=$PWD/$SNAP${PYTHONPATH:+:$PYTHONPATH}
+  echo "[regen] library code from $SNAP"
+else   # this checkout's code (not whatever an editable install points at)
+  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+fi
 
 step() {  # step NAME COMMAND...: run once, log, mark done
   local name=$1; shift
@@ -51,7 +66,7 @@ stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orde
   $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
     --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20
   $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20
   step information-smollm2-block $PY information runs/smollm2-135m-sst2-block \
     $RES/inference/smollm2-135m-sst2-block --resamples 200
 }
