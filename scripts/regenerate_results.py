@@ -107,6 +107,8 @@ def curve_parts(args) -> None:
                 "stability": settings.stability, "graph": settings.graph,
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
                 "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
+        if args.add_verdicts:
+            _add_verdicts(contrib, part, obj, args.n_jobs)
         docs[obj] = json.loads((part / "report.json").read_text())
         record["parts"][obj] = json.loads(meta.read_text())
     if args.parts_only:
@@ -132,9 +134,37 @@ def curve_parts(args) -> None:
                 shutil.copy2(f, out / f.name)
     write_json(out / "report.json", merged)
     (out / "report.md").write_text(curves_markdown(merged))
-    record["cpu_s_total"] = sum(p["cpu_s"] for p in record["parts"].values())
+    record["cpu_s_total"] = sum(p["cpu_s"] + (p.get("added_verdicts") or {}).get("cpu_s", 0.0)
+                                for p in record["parts"].values())
     write_json(out / "regeneration.json", record)
     print(f"[curves] wrote {out} ({record['cpu_s_total']:.0f} CPU s in parts)", flush=True)
+
+
+def _add_verdicts(contrib, part: Path, obj: str, n_jobs: int) -> None:
+    """The verdicts designed to be added to a computed report (``infodiv.inference.added``:
+    the diversity effect with its matched power control) applied to the part itself, so that
+    every later merge keeps them; recorded in ``part.json`` as ``added_verdicts`` (names,
+    commit, CPU s) and skipped when already there."""
+    from infodiv.inference.added import add_verdicts
+    from infodiv.reports.serialize import jsonable, write_json
+
+    meta = json.loads((part / "part.json").read_text())
+    if meta.get("added_verdicts"):
+        print(f"[verdicts] {part.parent.name}/{obj}: added before (resume)", flush=True)
+        return
+    doc = json.loads((part / "report.json").read_text())
+    before = set(doc["objectives"][obj]["report"].get("verdicts") or {})
+    if "diversity_effect" in before:   # computed by a library that has it: nothing to add
+        return
+    print(f"[verdicts] {part.parent.name}/{obj}: adding", flush=True)
+    t0, w0 = time.process_time(), time.perf_counter()
+    add_verdicts(doc, contrib, obj, n_jobs=n_jobs)
+    write_json(part / "report.json", jsonable(doc))
+    meta["added_verdicts"] = {
+        "names": sorted(set(doc["objectives"][obj]["report"]["verdicts"]) - before),
+        "commit": _commit(), "cpu_s": time.process_time() - t0,
+        "wall_s": time.perf_counter() - w0, "n_jobs": n_jobs}
+    (part / "part.json").write_text(json.dumps(meta, indent=1))
 
 
 def decompositions(args) -> None:
@@ -301,6 +331,69 @@ def information(args) -> None:
           flush=True)
 
 
+#: what the grouped cross-fitting split (aba06df) can change in a part: example-bootstrap fields
+SPLIT_FIELDS = ("gain_slope.ci", "gain_slope.corrected_ci", "gain_slope.from_k2.ci",
+                "gain_slope.from_k2.corrected_ci", "dr.mean_difference_ci",
+                "dr.significant_violation_rate", "dr.significant_violation_rate_corrected",
+                "diversity.beta_ci", "diversity.partial_r_ci",
+                "fits.fraction_of_resamples.aicc.linear", "gain_slope.slope", "gain_slope.p")
+
+
+def split_changes(args) -> None:
+    """Before/after record of the parts recomputed on the grouped cross-fitting split: for each
+    stale part kept in ``--stale`` (``<folder>/<objective>/report.json``) the fields of
+    ``SPLIT_FIELDS``, every verdict (detected, power, false-positive rate) and the greedy
+    stability, before (stale part) and after (the committed report), with both commits."""
+    from infodiv.reports.serialize import write_json
+
+    def get(doc, path):
+        for key in path.split("."):
+            doc = (doc or {}).get(key)
+        return doc
+
+    def nested(rep):   # {"gain_slope": {"ci": ...}}: README placeholders address it by path
+        tree = {}
+        for path in SPLIT_FIELDS:
+            *head, last = path.split(".")
+            node = tree
+            for key in head:
+                node = node.setdefault(key, {})
+            node[last] = get(rep, path)
+        return tree
+
+    def verdicts(rep):
+        return {name: {"detected": v.get("detected"),
+                       "power": (v.get("power") or {}).get("rate"),
+                       "false_positive": (v.get("false_positive") or {}).get("rate")}
+                for name, v in (rep.get("verdicts") or {}).items()}
+
+    out = {"meaning": "example-bootstrap statistics of the parts that cross-fit inside a "
+                      "resample, before (a resample's repeated rows could sit in both halves) "
+                      "and after aba06df (they stay in one half)", "parts": {}}
+    for stale in sorted(Path(args.stale).glob("*/*/report.json")):
+        folder, obj = stale.parent.parent.name, stale.parent.name
+        now = Path(args.root) / folder
+        if not (now / "report.json").exists():
+            continue
+        old_doc, new_doc = json.loads(stale.read_text()), json.loads((now / "report.json")
+                                                                     .read_text())
+        old_rep, new_rep = (d["objectives"][obj]["report"] for d in (old_doc, new_doc))
+        old_meta = json.loads((stale.parent / "part.json").read_text())
+        new_meta = json.loads((now / "regeneration.json").read_text())["parts"][obj]
+        if new_meta.get("commit") == old_meta.get("commit"):
+            continue   # not recomputed (yet)
+        entry = {"commit_before": old_meta.get("commit"), "commit_after": new_meta.get("commit"),
+                 "before": nested(old_rep), "after": nested(new_rep),
+                 "verdicts_before": verdicts(old_rep), "verdicts_after": verdicts(new_rep)}
+        if old_meta.get("stability") and "stability" in old_doc:
+            entry["stability_kendall_tau_mean"] = [old_doc["stability"]["kendall_tau_mean"],
+                                                   new_doc["stability"]["kendall_tau_mean"]]
+        out["parts"][f"{folder}:{obj}"] = entry
+    write_json(Path(args.root) / "split_changes.json", out)
+    print(f"[split-changes] wrote {Path(args.root) / 'split_changes.json'} "
+          f"({len(out['parts'])} parts)", flush=True)
+
+
 def readme(args) -> None:
     """Fill every ``README.template.md`` under docs/results (zoo excluded) from the JSON."""
     from infodiv.reports.markdown import fill_numbers
@@ -330,6 +423,9 @@ def main(argv=None) -> int:
     c.add_argument("--info-method", default="gaussian")
     c.add_argument("--no-graph", action="store_true")
     c.add_argument("--n-jobs", type=int, default=1, help="joblib workers of each part")
+    c.add_argument("--add-verdicts", action="store_true",
+                   help="add the verdicts of infodiv.inference.added to every part (once; "
+                        "recorded in part.json) before the merge")
     c.add_argument("--parts-only", action="store_true",
                    help="compute the parts (none as the first: no stability/graph), no merge")
     c.add_argument("--with-first", action="store_true",
@@ -352,11 +448,15 @@ def main(argv=None) -> int:
     i.add_argument("out")
     i.add_argument("--resamples", type=int, default=200)
     i.add_argument("--subsampling-resamples", type=int, default=200)
+    x = sub.add_parser("split-changes", help="before/after record of the parts recomputed on "
+                                             "the grouped cross-fitting split")
+    x.add_argument("--stale", default="runs/.regen/stale-pre-aba06df")
+    x.add_argument("--root", default="docs/results")
     r = sub.add_parser("readme", help="fill README.template.md files from the JSON")
     r.add_argument("--root", default="docs/results")
     args = ap.parse_args(argv)
     {"curves": curve_parts, "decompositions": decompositions, "information": information,
-     "readme": readme}[args.what](args)
+     "split-changes": split_changes, "readme": readme}[args.what](args)
     return 0
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate everything under docs/results/ (except docs/results/zoo/) with the issue-9 statistics.
 #
-#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves decompositions readme
-#                                                 # (default) and heads (M = 301, opt-in)
+#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves verdicts decompositions
+#                                                 # readme (default) and heads (M = 301, opt-in;
+#                                                 # then run verdicts again for the head parts)
 #
 # Resumable: every step writes runs/.regen/<step>.done when it finishes and is skipped when that
 # marker exists (delete the marker, or the whole runs/.regen/, to redo a step); extractions resume
@@ -59,16 +60,27 @@ stage_extract() {
 PY="python scripts/regenerate_results.py"
 OBJ4=(accuracy_calibrated cross_entropy_calibrated mi_gaussian accuracy)
 
+curves_block() {  # both block runs, all four objectives; extra arguments go to every call
+  $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20 "$@"
+  $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20 "$@"
+}
+
 stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples;
   # power: 20 surrogates x 3 kinds (per-example objectives fit once per surrogate; mi_gaussian
   # refits 30 times per surrogate: run it with --n-jobs 2 when the machine is quiet)
   # the curves step resumes per objective (runs/.regen/parts/), so it is not marked done
-  $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20
-  $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20
+  curves_block
   step information-smollm2-block $PY information runs/smollm2-135m-sst2-block \
     $RES/inference/smollm2-135m-sst2-block --resamples 200
+}
+
+stage_verdicts() {  # the verdicts designed to be added to computed reports (infodiv.inference.added:
+  # diversity effect + its planted-redundancy power) applied to every finished part, then merged
+  # again; once per part (recorded in its part.json); head parts only when they exist
+  curves_block --add-verdicts
+  if [[ -e $MARK/parts/smollm2-135m-sst2-head/accuracy/report.json ]]; then curves_heads --add-verdicts; fi
 }
 
 stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every variant, B = 200
@@ -81,27 +93,32 @@ stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every v
   $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200
 }
 
-HEAD_B=25   # example resamples B = label permutations K at M = 301 (B = 200 did not fit the
-            # shared 2 cores: null p floor 1/26 = 0.038)
+HEAD_B=200     # example resamples B = label permutations K of the raw head parts (M = 301)
+HEAD_CAL_B=25  # the same for calibrated accuracy over heads (B = 200 did not fit the shared 2 cores
+               # in session 9: null p floor 1/26 = 0.038); head-level calibrated CE not computed
 
-stage_heads() {  # head level (M = 301): not in the default stages (about an hour of CPU)
-  step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
-    --granularity head --out runs/smollm2-135m-sst2-head --quiet
+curves_heads() {  # head level (M = 301): raw accuracy + cross-entropy, calibrated accuracy
   $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head \
     --objectives accuracy cross_entropy --power accuracy=20 cross_entropy=20 \
-    --resamples $HEAD_B --stability 3
+    --resamples $HEAD_B --stability 3 "$@"
   $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head-calibrated \
-    --objectives accuracy_calibrated cross_entropy_calibrated --power accuracy_calibrated=20 \
-    cross_entropy_calibrated=20 --resamples $HEAD_B --stability 3 --no-graph
+    --objectives accuracy_calibrated --power accuracy_calibrated=20 --resamples $HEAD_CAL_B \
+    --stability 3 --no-graph "$@"
+}
+
+stage_heads() {  # head level: not in the default stages (about 40 min of CPU at HEAD_B = 200)
+  step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
+    --granularity head --out runs/smollm2-135m-sst2-head --quiet
+  curves_heads
 }
 
 stage_readme() { $PY readme; }
 
 stages=("$@")
-[[ ${#stages[@]} -eq 0 ]] && stages=(extract curves decompositions readme)
+[[ ${#stages[@]} -eq 0 ]] && stages=(extract curves verdicts decompositions readme)
 for s in "${stages[@]}"; do
   case $s in
-    extract|curves|decompositions|heads|readme) "stage_$s" ;;
-    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves decompositions heads readme)" >&2; exit 2 ;;
+    extract|curves|verdicts|decompositions|heads|readme) "stage_$s" ;;
+    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves verdicts decompositions heads readme)" >&2; exit 2 ;;
   esac
 done
