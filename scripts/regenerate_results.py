@@ -332,18 +332,20 @@ def information(args) -> None:
 
 
 #: what the grouped cross-fitting split (aba06df) can change in a part: example-bootstrap fields
-SPLIT_FIELDS = ("gain_slope.ci", "gain_slope.corrected_ci", "gain_slope.from_k2.ci",
-                "gain_slope.from_k2.corrected_ci", "dr.mean_difference_ci",
-                "dr.significant_violation_rate", "dr.significant_violation_rate_corrected",
-                "diversity.beta_ci", "diversity.partial_r_ci",
-                "fits.fraction_of_resamples.aicc.linear", "gain_slope.slope", "gain_slope.p")
+SPLIT_FIELDS = tuple(f"report.{f}" for f in (
+    "gain_slope.ci", "gain_slope.corrected_ci", "gain_slope.from_k2.ci",
+    "gain_slope.from_k2.corrected_ci", "dr.mean_difference_ci", "dr.significant_violation_rate",
+    "dr.significant_violation_rate_corrected", "diversity.beta_ci", "diversity.partial_r_ci",
+    "fits.fraction_of_resamples.aicc.linear", "gain_slope.slope", "gain_slope.p")) + (
+    "inference.dr.mean_difference_corrected_ci",)
 
 
 def split_changes(args) -> None:
     """Before/after record of the parts recomputed on the grouped cross-fitting split: for each
     stale part kept in ``--stale`` (``<folder>/<objective>/report.json``) the fields of
-    ``SPLIT_FIELDS``, every verdict (detected, power, false-positive rate) and the greedy
-    stability, before (stale part) and after (the committed report), with both commits."""
+    ``SPLIT_FIELDS`` (paths in ``objectives.<objective>``), every verdict (detected, power,
+    false-positive rate) and the greedy stability, before (stale part) and after (the committed
+    report), with both commits."""
     from infodiv.reports.serialize import write_json
 
     def get(doc, path):
@@ -377,13 +379,14 @@ def split_changes(args) -> None:
             continue
         old_doc, new_doc = json.loads(stale.read_text()), json.loads((now / "report.json")
                                                                      .read_text())
-        old_rep, new_rep = (d["objectives"][obj]["report"] for d in (old_doc, new_doc))
+        (old_entry, old_rep), (new_entry, new_rep) = (
+            (d["objectives"][obj], d["objectives"][obj]["report"]) for d in (old_doc, new_doc))
         old_meta = json.loads((stale.parent / "part.json").read_text())
         new_meta = json.loads((now / "regeneration.json").read_text())["parts"][obj]
         if new_meta.get("commit") == old_meta.get("commit"):
             continue   # not recomputed (yet)
         entry = {"commit_before": old_meta.get("commit"), "commit_after": new_meta.get("commit"),
-                 "before": nested(old_rep), "after": nested(new_rep),
+                 "before": nested(old_entry), "after": nested(new_entry),
                  "verdicts_before": verdicts(old_rep), "verdicts_after": verdicts(new_rep)}
         if old_meta.get("stability") and "stability" in old_doc:
             entry["stability_kendall_tau_mean"] = [old_doc["stability"]["kendall_tau_mean"],
