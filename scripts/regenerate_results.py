@@ -107,7 +107,7 @@ def curve_parts(args) -> None:
                 "stability": settings.stability, "graph": settings.graph,
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
                 "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
-        if args.add_verdicts:
+        if args.add_verdicts is not None and (not args.add_verdicts or obj in args.add_verdicts):
             _add_verdicts(contrib, part, obj, args.n_jobs)
         docs[obj] = json.loads((part / "report.json").read_text())
         record["parts"][obj] = json.loads(meta.read_text())
@@ -426,9 +426,10 @@ def main(argv=None) -> int:
     c.add_argument("--info-method", default="gaussian")
     c.add_argument("--no-graph", action="store_true")
     c.add_argument("--n-jobs", type=int, default=1, help="joblib workers of each part")
-    c.add_argument("--add-verdicts", action="store_true",
-                   help="add the verdicts of infodiv.inference.added to every part (once; "
-                        "recorded in part.json) before the merge")
+    c.add_argument("--add-verdicts", nargs="*", default=None, metavar="OBJECTIVE",
+                   help="add the verdicts of infodiv.inference.added to the parts of these "
+                        "objectives (none named: every part; once, recorded in part.json) "
+                        "before the merge")
     c.add_argument("--parts-only", action="store_true",
                    help="compute the parts (none as the first: no stability/graph), no merge")
     c.add_argument("--with-first", action="store_true",
