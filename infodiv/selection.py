@@ -15,15 +15,39 @@ from scipy.stats import kendalltau
 
 from estimators.resampling import bootstrap_indices, parallel_map
 
-from .curves import _cross_fit_split, greedy_forward, order_values
+from .curves import _cross_fit_split, greedy_forward, order_scores, order_values
 from .setfunctions import SetFunction, as_set_function
 
-__all__ = ["subset_selection", "greedy_stability", "jaccard"]
+__all__ = ["subset_selection", "held_out_scores", "greedy_stability", "jaccard"]
 
 
 def jaccard(a, b) -> float:
     a, b = set(np.asarray(a).tolist()), set(np.asarray(b).tolist())
     return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def _selections(f: SetFunction, n_random: int, random_state):
+    """Per direction (selection half, scoring half): the scoring half's examples and set
+    function, the greedy order and its in-sample curve chosen on the selection half, the
+    random orders and, per budget k, the index of the best of them on the selection half."""
+    sign, m = f.sign(), f.n_members
+    rng = np.random.default_rng(random_state)
+    a, b = _cross_fit_split(f, rng.integers(2**32))
+    perms = np.stack([rng.permutation(m) for _ in range(n_random)])
+    for sel, ev in ((a, b), (b, a)):
+        f_sel = f.restrict(sel)
+        order, in_sample, _ = greedy_forward(f_sel)
+        sel_curves = np.stack([order_values(f_sel, p) for p in perms])  # [R, M+1]
+        yield ev, f.restrict(ev), order, in_sample, perms, np.argmax(sign * sel_curves, axis=0)
+
+
+def _restrictable(contrib_or_f, objective, n_members, objective_kwargs) -> SetFunction:
+    f = as_set_function(contrib_or_f, objective=objective, n_members=n_members,
+                        **objective_kwargs)
+    if not f.can_restrict():
+        raise ValueError(f"{f.name} cannot be restricted to example subsets; "
+                         "selection needs a selection and a scoring split")
+    return f
 
 
 def subset_selection(contrib_or_f, *, objective=None, n_members=None, n_random: int = 50,
@@ -33,29 +57,39 @@ def subset_selection(contrib_or_f, *, objective=None, n_members=None, n_random: 
     Returns ``greedy``, ``prefix``, ``best_random`` (``[M+1]`` held-out values averaged over the
     two directions) and the in-sample greedy curve for comparison.
     """
-    f = as_set_function(contrib_or_f, objective=objective, n_members=n_members,
-                        **objective_kwargs)
-    if not f.can_restrict():
-        raise ValueError(f"{f.name} cannot be restricted to example subsets; "
-                         "selection needs a selection and a scoring split")
-    sign, m = f.sign(), f.n_members
-    rng = np.random.default_rng(random_state)
-    a, b = _cross_fit_split(f, rng.integers(2**32))
-    perms = np.stack([rng.permutation(m) for _ in range(n_random)])
+    f = _restrictable(contrib_or_f, objective, n_members, objective_kwargs)
+    m = f.n_members
     out = {"greedy": [], "prefix": [], "best_random": [], "greedy_in_sample": []}
-    for sel, ev in ((a, b), (b, a)):
-        f_sel, f_ev = f.restrict(sel), f.restrict(ev)
-        order, in_sample, _ = greedy_forward(f_sel)
+    for _, f_ev, order, in_sample, perms, best in _selections(f, n_random, random_state):
         out["greedy"].append(order_values(f_ev, order))
         out["greedy_in_sample"].append(in_sample)
         out["prefix"].append(order_values(f_ev, np.arange(m)))
-        sel_curves = np.stack([order_values(f_sel, p) for p in perms])  # [R, M+1]
         ev_curves = np.stack([order_values(f_ev, p) for p in perms])
-        best = np.argmax(sign * sel_curves, axis=0)
         out["best_random"].append(ev_curves[best, np.arange(m + 1)])
     result = {k: np.mean(v, axis=0) for k, v in out.items()}
     result.update(objective=f.name, greater_is_better=f.greater_is_better, n_random=n_random)
     return result
+
+
+def held_out_scores(contrib_or_f, *, objective=None, n_members=None, n_random: int = 50,
+                    random_state=0, **objective_kwargs) -> dict:
+    """Per-example held-out scores ``[M+1, N]`` of the greedy, prefix and best-of-random sets
+    of :func:`subset_selection` (same seed: same split, orders and selections); example i is
+    scored by the direction in which it was held out (row means over a half = that half's
+    held-out values). Needs a per-example set function."""
+    f = _restrictable(contrib_or_f, objective, n_members, objective_kwargs)
+    if not f.per_example:
+        raise ValueError(f"{f.name} has no per-example scores")
+    m = f.n_members
+    out = {k: np.empty((m + 1, f.n_examples)) for k in ("greedy", "prefix", "best_random")}
+    for ev, f_ev, order, _, perms, best in _selections(f, n_random, random_state):
+        out["greedy"][:, ev] = order_scores(f_ev, order)
+        out["prefix"][:, ev] = order_scores(f_ev, np.arange(m))
+        for r in np.unique(best):
+            ks = np.flatnonzero(best == r)
+            out["best_random"][np.ix_(ks, ev)] = order_scores(f_ev, perms[r])[ks]
+    out.update(objective=f.name, greater_is_better=f.greater_is_better, n_random=n_random)
+    return out
 
 
 def _stability_task(task, rng):

@@ -105,3 +105,32 @@ def test_added_verdict_equals_the_full_run_and_reproduces_the_stored_null():
     check = rep["diversity"]["verdict_null_check"]["partial_r"]
     assert check["recomputed_null_mean"] == pytest.approx(check["stored_null_mean"], abs=1e-12)
     assert check["recomputed_p"] == check["stored_p"]
+
+
+def test_command_adds_both_parts_to_a_written_report_and_rejects_bad_input(tmp_path, capsys):
+    import json
+
+    from infodiv.inference.added import main
+    from infodiv.reports.curves import CurvesSettings, curves_report
+
+    run = equal_signal(n=200, m=6, seed=2)
+    run.meta.update(model="synthetic", task="equal-signal")
+    run.save(tmp_path / "run")
+    out = tmp_path / "curves"
+    curves_report(run, out, CurvesSettings(
+        objectives=("accuracy",), n_permutations=40, n_triples=10, n_bootstrap=100,
+        stability=0, info_method=None, graph=False, power_replicates=4,
+        inference_selection=0))
+    doc = json.loads((out / "report.json").read_text())
+    fresh = doc["objectives"]["accuracy"]["report"]["verdicts"].pop("diversity_effect")
+    (out / "report.json").write_text(json.dumps(doc))
+    assert main([str(out), str(tmp_path / "run"), "--power-replicates", "4"]) == 0
+    new = json.loads((out / "report.json").read_text())
+    assert new["objectives"]["accuracy"]["report"]["verdicts"]["diversity_effect"] == fresh
+    sel = new["selection"]["inference"]
+    assert set(sel["verdicts"]) == {"greedy_beats_random", "greedy_beats_prefix"}
+    assert sel["verdicts"]["greedy_beats_prefix"]["power"]["n"] == 4
+    md = (out / "report.md").read_text()
+    assert "verdict diversity effect" in md and "verdict greedy beats prefix" in md
+    assert main([str(out), str(tmp_path / "nope")]) == 2
+    assert "infodiv.inference.added" in capsys.readouterr().err

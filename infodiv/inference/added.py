@@ -1,4 +1,4 @@
-"""Add the diversity-effect verdict to an existing curves report, from the run alone.
+"""Add the diversity-effect and selection verdicts to an existing curves report, from the run.
 
 A committed ``report.json`` (``infodiv curves`` with inference) already holds the diversity
 regression's refitted example-bootstrap interval and its label null
@@ -15,9 +15,16 @@ the ``diversity_effect`` verdict still needs, with the code and seeds of a fresh
    through :class:`~infodiv.inference.power.FixedFitDetector` with ``only="diversity"``,
    which gives the numbers a full run computes.
 
+:func:`add_selection_verdicts` writes ``selection.inference`` (the selection comparison with
+its budget-averaged statistics, label null, verdicts ``greedy_beats_random`` /
+``greedy_beats_prefix`` and their power: :mod:`infodiv.inference.greedy_verdicts`) with the
+arguments and seed ``curves_report`` uses by default (the report stored no selection
+replicates, so this part is computed in full: B = K = 50 selections plus the power).
+
 Nothing else of the report is recomputed. Command line (rewrites report.json and report.md)::
 
-    python -m infodiv.inference.added REPORT_DIR RUN_DIR [--objective NAME ...] [--n-jobs N]
+    python -m infodiv.inference.added REPORT_DIR RUN_DIR [--objective NAME ...]
+        [--parts diversity selection] [--n-jobs N]
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from .report import power_surrogate_kwargs
 from .surrogates import planted_style
 from .verdicts import NullReference, decide, verdict_docs
 
-__all__ = ["add_verdicts", "main"]
+__all__ = ["add_verdicts", "add_selection_verdicts", "main"]
 
 #: surrogate kinds the diversity verdict needs (its matched case and the shuffled labels)
 KINDS = ("planted_redundancy", "shuffled_labels")
@@ -139,6 +146,29 @@ def add_verdicts(doc: dict, contrib, objective: str, *, power_replicates: int | 
     return verdict
 
 
+def add_selection_verdicts(doc: dict, contrib, *, n_resamples: int = 50,
+                           power_replicates: int = 20, n_jobs: int = 1,
+                           progress: bool = False) -> dict:
+    """Write ``doc["selection"]["inference"]`` in place as ``curves_report`` does by default
+    (``CurvesSettings.inference_selection = 50``: B = 50, K = max(20, B), the report's seed
+    and ridge; module docstring). Returns ``selection.inference.verdicts``."""
+    from ..reports.serialize import jsonable
+    from .greedy_verdicts import selection_verdicts
+
+    sel = doc.get("selection")
+    if not sel or "objective" not in sel:
+        raise ValueError("the report has no selection section")
+    if contrib.n_examples != doc["run"]["N"] or contrib.n_members != doc["run"]["M"]:
+        raise ValueError(f"contrib has N = {contrib.n_examples}, M = {contrib.n_members}; the "
+                         f"report has N = {doc['run']['N']}, M = {doc['run']['M']}")
+    st = doc.get("settings") or {}
+    sel["inference"] = jsonable(selection_verdicts(
+        contrib, sel["objective"], n_resamples=n_resamples, n_null=max(20, n_resamples),
+        power_replicates=power_replicates, seed=int(st.get("seed", 0)), n_jobs=n_jobs,
+        progress=progress, ridge=st.get("ridge", 0.0)))
+    return sel["inference"]["verdicts"]
+
+
 def main(argv=None) -> int:
     """``python -m infodiv.inference.added REPORT_DIR RUN_DIR`` (module docstring)."""
     from extraction.contributions import Contributions
@@ -154,6 +184,8 @@ def main(argv=None) -> int:
     ap.add_argument("--objective", nargs="+", default=None,
                     help="objectives (default: every one with an inferential diversity beta)")
     ap.add_argument("--power-replicates", type=int, default=None)
+    ap.add_argument("--parts", nargs="+", choices=("diversity", "selection"),
+                    default=["diversity", "selection"])
     ap.add_argument("--n-jobs", type=int, default=1)
     a = ap.parse_args(argv)
     path = Path(a.report_dir) / "report.json"
@@ -165,16 +197,23 @@ def main(argv=None) -> int:
         return 2
     names = a.objective or [k for k, v in doc["objectives"].items()
                             if ((v.get("inference") or {}).get("diversity") or {}).get("beta")]
-    for name in names:
+    jobs = [(name, lambda d, n=name: {"diversity_effect": add_verdicts(
+        d, contrib, n, power_replicates=a.power_replicates, n_jobs=a.n_jobs, progress=True)})
+        for name in (names if "diversity" in a.parts else [])]
+    if "selection" in a.parts:
+        jobs.append(("selection", lambda d: add_selection_verdicts(
+            d, contrib, power_replicates=a.power_replicates or 20, n_jobs=a.n_jobs,
+            progress=True)))
+    for name, job in jobs:
         try:
-            v = add_verdicts(doc, contrib, name, power_replicates=a.power_replicates,
-                             n_jobs=a.n_jobs, progress=True)
+            verdicts = job(doc)
         except ValueError as exc:
-            print(f"infodiv.inference.added: {exc}", file=sys.stderr)
+            print(f"infodiv.inference.added: {name}: {exc}", file=sys.stderr)
             return 2
-        print(f"{name}: diversity_effect {v['text']}")
+        for test, v in verdicts.items():
+            print(f"{name}: {test} {v['text']}")
         doc = jsonable(doc)
-        write_json(path, doc)       # after every objective: an interruption loses one
+        write_json(path, doc)       # after every part: an interruption loses one
     (Path(a.report_dir) / "report.md").write_text(curves_markdown(doc))
     return 0
 

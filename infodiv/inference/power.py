@@ -138,41 +138,74 @@ class FixedFitDetector:
     is judged exactly as a null draw is.
     Otherwise (a set function with no per-example scores, e.g. kNN information) the
     refitting two-level bootstrap of ``pipeline`` with ``n_bootstrap_refit`` resamples is used.
-    With ``pipeline.diversity`` the diversity regression's β gets its shortcut interval too
-    (:func:`~infodiv.inference.effects.diversity_statistics`, from a stream spawned off the
-    detector's, so the other statistics' draws do not depend on it).
-    ``only="diversity"`` computes that statistic alone (the same numbers as in a full run:
-    adding its verdict to an existing report).
+    With ``pipeline.diversity`` the diversity regression's β and partial r get their shortcut
+    intervals too (:func:`~infodiv.inference.effects.diversity_statistics`, from a stream
+    spawned off the detector's, so the other statistics' draws do not depend on it). A
+    surrogate is judged on every verdict, with ``by_kind`` only on those it informs
+    (:meth:`tests_for`: its matched verdicts, or all on shuffled labels: the power run of
+    :func:`~infodiv.inference.report.curve_inference`), and ``only="diversity"`` on the
+    diversity effect alone (the same numbers as in a full run: adding its verdict to an
+    existing report).
     Surrogates are judged against ``reference``, the real run's label-permutation null.
     """
 
     def __init__(self, pipeline, reference, *, n_bootstrap: int = 200,
-                 n_bootstrap_refit: int = 30, alpha: float = 0.05, only: str | None = None):
+                 n_bootstrap_refit: int = 30, alpha: float = 0.05, only: str | None = None,
+                 by_kind: bool = False):
         if only not in (None, "diversity"):
             raise ValueError(f"only must be None or 'diversity', got {only!r}")
         self.pipeline, self.reference = pipeline, reference
         self.n_bootstrap, self.n_bootstrap_refit = int(n_bootstrap), int(n_bootstrap_refit)
-        self.alpha, self.only = alpha, only
+        self.alpha, self.only, self.by_kind = alpha, only, bool(by_kind)
+
+    def tests_for(self, run) -> tuple:
+        """The verdicts judged on ``run``: all of them, or ``only``'s; with ``by_kind`` those
+        the surrogate informs — the verdicts whose matched case it is (power), all on shuffled
+        labels (false positives) or on a run that is no surrogate."""
+        from .verdicts import MATCHED, TESTS
+
+        if self.only:
+            return ("diversity_effect",)
+        kind = (run.meta.get("surrogate") or {}).get("kind")
+        if not self.by_kind or kind in (None, "shuffled_labels"):
+            return TESTS
+        return tuple(t for t in TESTS if MATCHED[t][0] == kind)
 
     def statistics(self, run, rng) -> dict:
-        """:func:`~infodiv.inference.verdicts.decide`'s input on ``run``."""
+        """:func:`~infodiv.inference.verdicts.decide`'s input on ``run`` for the verdicts of
+        :meth:`tests_for` (the diversity statistics from a stream spawned off ``rng``, so the
+        others' draws do not depend on whether they are computed)."""
+        import copy
+
         from .effects import diversity_statistics
         from .pipelines import DiversityPipeline
         from .verdicts import stats_from_bootstrap
 
+        tests = self.tests_for(run)
+        diversity = "diversity_effect" in tests and hasattr(run, "u")
+        curve = any(t != "diversity_effect" for t in tests)
         pipe = self.pipeline
         f = pipe.set_function(run, rng)
         div_rng = rng.spawn(1)[0]
         if not f.per_example:
             interval = "centred" if pipe.objective.startswith("mi_") else "percentile"
-            if self.only:   # same replicate seeds: the same β as the full pipeline's
+            if not curve:   # same replicate seeds: the same β as the full pipeline's
                 pipe = DiversityPipeline(pipe.objective, triples=pipe.triples(f.n_members),
                                          **pipe.objective_kwargs)
+            elif pipe.diversity != diversity:
+                pipe = copy.copy(pipe)
+                pipe.diversity = diversity
             boot = two_level_bootstrap(run, pipe, n_bootstrap=self.n_bootstrap_refit, n_mc=2,
                                        interval=interval, random_state=rng, progress=False)
             return stats_from_bootstrap(boot)
-        if self.only:
-            return diversity_statistics(pipe, f, run, div_rng, self.n_bootstrap)
+        out = {}
+        if curve:
+            out.update(self._curve_statistics(pipe, f, rng))
+        if diversity and pipe.diversity and pipe.triples(f.n_members):
+            out.update(diversity_statistics(pipe, f, run, div_rng, self.n_bootstrap))
+        return out
+
+    def _curve_statistics(self, pipe, f, rng) -> dict:
         perms = [rng.permutation(f.n_members) for _ in range(pipe.n_orders)]
         samples = np.stack([order_scores(f, p) for p in perms])
         slope = gain_slope(samples, f.sign(), n_bootstrap=self.n_bootstrap, random_state=rng)
@@ -185,11 +218,10 @@ class FixedFitDetector:
             out["dr_mean_difference"] = {"value": float(d.mean()),
                                          "ci": tuple(np.percentile(mean, [2.5, 97.5]))}
             out["dr_differences"] = {"value": d.mean(axis=0), "se": boot.std(axis=0, ddof=1)}
-            if getattr(pipe, "diversity", False) and hasattr(run, "u"):
-                out.update(diversity_statistics(pipe, f, run, div_rng, self.n_bootstrap))
         return out
 
     def __call__(self, run, rng) -> dict:
         from .verdicts import decide
 
-        return decide(self.statistics(run, rng), self.reference, self.alpha)
+        verdicts = decide(self.statistics(run, rng), self.reference, self.alpha)
+        return {t: verdicts[t] for t in self.tests_for(run)}

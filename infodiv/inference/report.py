@@ -31,7 +31,7 @@ from .flags import check_bounds, check_dimension, check_failures, check_informat
 from .nulls import infer
 from .pipelines import GROWTH_LAWS, INFORMATION_STATISTICS, LABEL_FREE, CurvePipeline
 from .power import FixedFitDetector, surrogate_power
-from .surrogates import planted_style
+from .surrogates import CURVE_SURROGATES, planted_style
 from .verdicts import (
     NullReference,
     decide,
@@ -207,8 +207,10 @@ def curve_inference(run, objective: str = "accuracy_calibrated", *, n_bootstrap:
                               triple_seed=pipe.triple_seed, triples=triples, **objective_kwargs)
         # reweighting examples is cheap: at least 200 resamples for the per-triple se
         detect = FixedFitDetector(small, ref, n_bootstrap=max(200, n_bootstrap),
-                                  n_bootstrap_refit=power_bootstrap, alpha=alpha)
-        doc["power"] = surrogate_power(run, detect, n_replicates=power_replicates,
+                                  n_bootstrap_refit=power_bootstrap, alpha=alpha,
+                                  by_kind=True)
+        doc["power"] = surrogate_power(run, detect, kinds=CURVE_SURROGATES,
+                                       n_replicates=power_replicates,
                                        surrogate_kwargs=power_surrogate_kwargs(run, planted),
                                        random_state=random_state, n_jobs=n_jobs,
                                        progress=progress)

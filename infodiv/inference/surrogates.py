@@ -27,6 +27,9 @@ has the power it would have on the real run:
 - :func:`planted_redundancy` — ``n_copies`` members replaced by noisy copies of the run's
   strongest members (the diversity regression's positive control; derivation in its
   docstring).
+- :func:`concentrated_late` — the signal kept in the run's few strongest members, placed last
+  in the depth order, every other member made label-independent: the selection comparisons'
+  positive control (greedy must beat best-of-random and the depth prefix).
 - :func:`shuffled_labels` — the labels permuted: nothing is to be found.
 
 All take ``random_state`` (default 0; one seeded stream per replicate) and return a new
@@ -43,13 +46,16 @@ from ._api import Contributions
 
 __all__ = ["SURROGATES", "conditionally_independent", "planted_synergy", "shuffled_labels",
            "signal_level", "planted_style", "planted_redundancy", "XOR_OBJECTIVES",
+           "CURVE_SURROGATES", "concentrated_late",
            "PLANTED_STYLES",
            "make_surrogate", "with_arrays", "within_class_permutation"]
 
 #: (a kind's seeds are the kind's own child of the power's SeedSequence, by its index here:
 #: appending a kind leaves the others' surrogates unchanged)
 SURROGATES = ("conditionally_independent", "planted_synergy", "shuffled_labels",
-              "planted_redundancy")
+              "planted_redundancy", "concentrated_late")
+#: the kinds the curve verdicts' power runs (the selection verdicts use concentrated_late)
+CURVE_SURROGATES = SURROGATES[:4]
 
 
 def _rng(random_state):
@@ -227,6 +233,44 @@ def planted_redundancy(run, n_copies: int = 4, *, noise: float = 0.5,
         "noise": noise, "random_state": _seed_repr(random_state)})
 
 
+def concentrated_late(run, n_informative: int = 4, *, random_state=0) -> Contributions:
+    """Keep the ``n_informative`` strongest members, move them to the end of the depth order
+    and make every other member label-independent.
+
+    Positions 0..M−s−1 (s = ``n_informative``) receive the other members in their order, each
+    with its rows permuted independently across all examples (its marginal kept, its
+    dependence on Y and on the other members destroyed); positions M−s..M−1 receive the s
+    members with the largest between-class spread (:func:`signal_level`'s per-member spread),
+    unchanged, so the surrogate's signal is the run's own strongest signal.
+
+    Derivation. Held-out (selected on one half, scored on the other) f of a set S depends on
+    S only through S ∩ I, I the s informative positions, up to label-free noise members.
+    (i) Depth prefix: for k ≤ M − s the prefix holds no informative member, f ≈ f(∅); it
+    reaches I only at k > M − s. (ii) Best-of-random: a random size-k prefix holds
+    Hypergeometric(M, s, k) informative members, mean k·s/M < min(k, s) for 0 < k < M, and
+    the best of R such prefixes holds all min(k, s) only with probability
+    ≤ R·C(M−s, k−s)/C(M, k) for k ≥ s. (iii) Greedy adds the member with the largest
+    gain on the selection half: an informative one as long as one is left and its gain
+    exceeds the noise members' selection-half gains. So for every budget 0 < k < M greedy's
+    held-out value is at least the others' up to selection noise, strictly above for most k:
+    the budget-averaged held-out differences greedy − best-of-random and greedy − prefix are
+    positive by construction.
+    """
+    n, m, _ = run.u.shape
+    if n_informative < 1 or n_informative >= m:
+        raise ValueError(f"n_informative must lie in [1, M - 1] = [1, {m - 1}], "
+                         f"got {n_informative}")
+    rng = _rng(random_state)
+    strongest = np.argsort(-_spreads(run.u, run.labels), kind="stable")[:n_informative]
+    rest = np.setdiff1d(np.arange(m), strongest)
+    noise = np.stack([run.u[rng.permutation(n), j] for j in rest], axis=1)
+    u = np.concatenate([noise, run.u[:, strongest]], axis=1)
+    return with_arrays(run, u=u, surrogate={
+        "kind": "concentrated_late", "informative": strongest.tolist(),
+        "positions": list(range(m - n_informative, m)),
+        "random_state": _seed_repr(random_state)})
+
+
 def shuffled_labels(run, random_state=0) -> Contributions:
     """The run with its labels permuted (class counts kept)."""
     labels = _rng(random_state).permutation(run.labels)
@@ -238,7 +282,7 @@ def make_surrogate(run, kind: str, random_state=0, **kwargs) -> Contributions:
     """Dispatch on ``kind`` in :data:`SURROGATES`."""
     makers = {"conditionally_independent": conditionally_independent,
               "planted_synergy": planted_synergy, "shuffled_labels": shuffled_labels,
-              "planted_redundancy": planted_redundancy}
+              "planted_redundancy": planted_redundancy, "concentrated_late": concentrated_late}
     if kind not in makers:
         raise ValueError(f"unknown surrogate {kind!r}; choose from {SURROGATES}")
     return makers[kind](run, random_state=random_state, **kwargs)

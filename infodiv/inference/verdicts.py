@@ -78,8 +78,11 @@ from ._text import interval
 
 __all__ = ["TESTS", "MATCHED", "NullReference", "decide", "verdict_docs", "verdict_text",
            "stats_from_bootstrap", "is_calibrated", "violation_test", "corrected_violations",
-           "PLANTED_CASE", "three_part_rule"]
+           "PLANTED_CASE", "three_part_rule", "scalar_verdict", "SELECTION_TESTS"]
 
+_CONCENTRATED = ("a matched case where greedy must win (the run's strongest members kept and "
+                 "placed last in depth order, every other member permuted across examples; "
+                 "same n)")
 #: verdict -> (surrogate kind that has the effect, how a reader should name that case)
 MATCHED = {
     "diminishing_returns": ("conditionally_independent",
@@ -92,8 +95,13 @@ MATCHED = {
     "diversity_effect": ("planted_redundancy",
                          "a matched case with planted redundancy (the strongest members copied "
                          "with noise onto random others, same n)"),
+    "greedy_beats_random": ("concentrated_late", _CONCENTRATED),
+    "greedy_beats_prefix": ("concentrated_late", _CONCENTRATED),
 }
-TESTS = tuple(MATCHED)
+#: the curve verdicts of every objective (report.verdicts)
+TESTS = ("diminishing_returns", "dr_mean_difference_positive", "violations", "diversity_effect")
+#: the selection verdicts of the curves report (selection.verdicts; infodiv.inference.selection)
+SELECTION_TESTS = ("greedy_beats_random", "greedy_beats_prefix")
 #: how the violations verdict names its matched case, by planted style (surrogates.planted_style)
 PLANTED_CASE = {"xor": MATCHED["violations"][1],
                 "cancel": "a matched case with a planted noise-cancelling pair (synergy that a "
@@ -112,6 +120,12 @@ def _rules(alpha) -> dict:
         "diversity_effect": f"diversity regression beta > 0, tested on its partial r (same "
                             f"sign): 95% CI and null-corrected CI above 0, label-null "
                             f"p(greater) < {alpha}",
+        "greedy_beats_random": f"held-out greedy - best-of-random averaged over budgets "
+                               f"k = 1..M-1: 95% CI and null-corrected CI above 0, label-null "
+                               f"p(greater) < {alpha}",
+        "greedy_beats_prefix": f"held-out greedy - depth prefix averaged over budgets "
+                               f"k = 1..M-1: 95% CI and null-corrected CI above 0, label-null "
+                               f"p(greater) < {alpha}",
     }
 
 
@@ -162,6 +176,12 @@ def three_part_rule(ci, null_mean, p, side, alpha) -> bool:
     if side == "less":
         return bool(hi < 0 and hi - null_mean < 0 and p < alpha)
     return bool(lo > 0 and lo - null_mean > 0 and p < alpha)
+
+
+def scalar_verdict(stat, null, side, alpha) -> bool:
+    """:func:`three_part_rule` of ``stat`` = {value, ci} against the null draws ``null``
+    (p = (1 + #{null beyond value}) / (1 + K)); False without a statistic or a null."""
+    return _one(stat, null, side, alpha)
 
 
 def _one(stat, null, side, alpha) -> bool:
@@ -293,13 +313,14 @@ def verdict_text(detected: bool, power: dict | None, false_positive: dict | None
 
 
 def verdict_docs(detected: dict, power: dict | None, alpha: float = 0.05, *,
-                 planted: str = "xor") -> dict:
+                 planted: str = "xor", tests=TESTS) -> dict:
     """Each verdict with its rule, detection rate on the matched surrogate (``power``), rate
     under shuffled labels (``false_positive``), whether the rule is calibrated on this run
     (:func:`is_calibrated`), ``finding`` = detected and calibrated, and the sentence a report
-    prints; ``planted``: the planted-synergy style of the power run (:data:`PLANTED_CASE`)."""
+    prints; ``planted``: the planted-synergy style of the power run (:data:`PLANTED_CASE`);
+    ``tests``: :data:`TESTS` (curve verdicts) or :data:`SELECTION_TESTS`."""
     rules, out = _rules(alpha), {}
-    for test in TESTS:
+    for test in tests:
         kind, matched = MATCHED[test]
         if test == "violations":
             matched = PLANTED_CASE[planted]

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ._text import flag_marks, interval, num
 from .flags import Flag, check_bounds, check_information, flags_from_curve_notes, summary_lines
 from .report import MC_LABEL, curve_inference
@@ -33,7 +31,7 @@ from .report import MC_LABEL, curve_inference
 __all__ = ["InferenceSettings", "settings_from", "inferential_objective", "inference_lines",
            "verdict_lines",
            "information_inference", "information_inference_lines", "flag_records",
-           "depth_inference", "depth_lines", "selection_inference"]
+           "depth_inference", "depth_lines"]
 
 
 @dataclass(frozen=True)
@@ -360,23 +358,3 @@ def depth_lines(doc: dict) -> list[str]:
                          f"null-corrected {_g(s.get('corrected'))} "
                          f"{_ci(s.get('corrected_ci'))}, p = {_g(s.get('p'))}.")
     return lines + [""]
-
-
-# ---------------------------------------------------------------------------- selection
-def selection_inference(contrib, objective: str, *, n_resamples: int = 50, n_random: int = 50,
-                        seed: int = 0, n_jobs=1) -> dict:
-    """Greedy vs best-of-random vs depth prefix (held-out, every budget k) with example-
-    bootstrap intervals of the values and of the differences greedy − best-of-random and
-    greedy − prefix (utility units; :class:`~infodiv.inference.pipelines.SelectionPipeline`)."""
-    from .bootstrap import two_level_bootstrap
-    from .pipelines import SelectionPipeline
-
-    boot = two_level_bootstrap(contrib, SelectionPipeline(objective, n_random=n_random),
-                               n_bootstrap=n_resamples, n_mc=2, random_state=seed,
-                               n_jobs=n_jobs, progress=False)
-    return {name: {"values": np.asarray(e.value).tolist(), "ci_low": np.asarray(e.ci[0]).tolist(),
-                   "ci_high": np.asarray(e.ci[1]).tolist()}
-            for name, e in boot.estimates.items()} | {
-        "objective": objective, "n_resamples": n_resamples,
-        "meaning": "held-out values (selected on one half, scored on the other, a fresh split "
-                   "per resample); differences in utility units"}

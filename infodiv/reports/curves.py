@@ -16,13 +16,8 @@ from pathlib import Path
 from ..controls import matched_modular_surrogate
 from ..curves import layer_curves
 from ..inference.flags import summary_lines
-from ..inference.wiring import (
-    flag_records,
-    inference_lines,
-    selection_inference,
-    settings_from,
-    verdict_lines,
-)
+from ..inference.greedy_verdicts import selection_verdict_lines, selection_verdicts
+from ..inference.wiring import flag_records, inference_lines, settings_from, verdict_lines
 from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
 from ..runs import run_names
 from ..selection import greedy_stability, subset_selection
@@ -59,9 +54,11 @@ class CurvesSettings:
     #: surrogates of each kind (conditionally independent, planted XOR, shuffled labels)
     #: through the verdicts' rules: detection rates beside every verdict (0 skips)
     power_replicates: int = 20
-    #: example resamples of the selection comparison (greedy vs best-of-random vs prefix;
-    #: each resample reruns greedy on both halves: 0 skips)
-    inference_selection: int = 0
+    #: example resamples B and label permutations K (K = max(20, B)) of the selection
+    #: comparison (greedy vs best-of-random vs prefix; each reruns greedy on both halves),
+    #: with its verdicts and their power (power_replicates surrogates of each kind; 0 or
+    #: inference=False skips)
+    inference_selection: int = 50
 
 
 def k_marks(m: int) -> list[int]:
@@ -143,10 +140,15 @@ def curves_report(contrib, out, settings: CurvesSettings | None = None, *,
     if "error" not in doc["objectives"].get(first, {"error": 1}):
         sel = subset_selection(contrib, objective=first, random_state=s.seed)
         doc["selection"] = jsonable({**sel, "k_marks": k_marks(m)})
-        if s.inference_selection:
-            doc["selection"]["inference"] = jsonable(selection_inference(
-                contrib, first, n_resamples=s.inference_selection, seed=s.seed,
-                n_jobs=s.n_jobs))
+        if s.inference and s.inference_selection:
+            try:
+                doc["selection"]["inference"] = jsonable(selection_verdicts(
+                    contrib, first, n_resamples=s.inference_selection,
+                    n_null=max(20, s.inference_selection), power_replicates=s.power_replicates,
+                    seed=s.seed, n_jobs=s.n_jobs, ridge=s.ridge))
+            except ValueError as exc:   # e.g. M = 1: no budget to compare
+                doc["selection"]["inference_error"] = str(exc)
+                log(f"infodiv curves: selection inference failed: {exc}")
         if s.stability:
             st = greedy_stability(contrib, objective=first, n_bootstrap=s.stability,
                                   random_state=s.seed, n_jobs=s.n_jobs)
@@ -248,7 +250,8 @@ def curves_markdown(doc: dict) -> str:
                   f"objective {s['objective']}; at k = 1, M/4, M/2: greedy "
                   + fmt_list([s["greedy"][k] for k in marks]) + "; prefix "
                   + fmt_list([s["prefix"][k] for k in marks]) + "; best-of-random "
-                  + fmt_list([s["best_random"][k] for k in marks]), ""]
+                  + fmt_list([s["best_random"][k] for k in marks]),
+                  *selection_verdict_lines(s), ""]
     if "stability" in doc:
         st = doc["stability"]
         lines += [f"Greedy-order stability over {st['n_bootstrap']} bootstrap replicates: "

@@ -227,6 +227,11 @@ def _curve_rows(cur: dict, n) -> list[dict]:
         for flag in rep.get("flags") or []:
             text = flag.get("message") or flag.get("name") if isinstance(flag, dict) else flag
             rows.append(_row(sec, "flag", None, estimator=" ".join(str(text).split()), n=n))
+    sel = ((cur.get("selection") or {}).get("inference") or {}).get("verdicts") or {}
+    for name, v in sel.items():   # greedy vs best-of-random / prefix (inference.greedy_verdicts)
+        rows.append(_row("Subset selection (held-out)", f"verdict: {name.replace('_', ' ')}",
+                         bool(v.get("finding", v["detected"])), estimator=str(v.get("text")),
+                         n=n))
     return rows
 
 
