@@ -109,7 +109,24 @@ def main(argv=None) -> int:
         for test, v in (res.get("verdicts") or {}).items():
             print(name, test, v["text"], flush=True)
         print(name, f"cpu {res.get('cpu_s', float('nan')):.1f} s", flush=True)
+    _summary()
     return 0
+
+
+def _summary() -> None:
+    """Per report folder: CPU seconds of every added part and their sum."""
+    doc = json.loads(OUT.read_text()) if OUT.exists() else {}
+    runs: dict = {}
+    for case, res in (doc.get("diversity_effect") or {}).items():
+        if "cpu_s" in res:
+            runs.setdefault(case.split(":")[0], {})[f"diversity_effect:{res['objective']}"] = \
+                res["cpu_s"]
+    for name, res in (doc.get("selection") or {}).items():
+        if "cpu_s" in res:
+            runs.setdefault(name, {})["selection"] = res["cpu_s"]
+    doc["summary"] = {name: {"cpu_s": parts, "total_cpu_s": sum(parts.values())}
+                      for name, parts in runs.items()}
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def _save(section: str, key: str, value: dict) -> None:
