@@ -53,8 +53,9 @@ MUTATIONS = [
      "upper, lower = error_bounds(dec.joint, h_y, _n_classes(labels, n_classes))"),
     ("best-of-random subsets chosen on the scoring half",
      "infodiv/selection.py",
-     "best = np.argmax(sign * sel_curves, axis=0)",
-     "best = np.argmax(sign * ev_curves, axis=0)"),
+     "perms, np.argmax(sign * sel_curves, axis=0)",
+     "perms, np.argmax(sign * np.stack([order_values(f.restrict(ev), p) for p in perms]), "
+     "axis=0)"),
     ("Kendall tau of greedy stability on orders instead of ranks",
      "infodiv/selection.py",
      "kendalltau(ref_rank, np.argsort(o)).statistic",
