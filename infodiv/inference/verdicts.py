@@ -187,6 +187,8 @@ def scalar_verdict(stat, null, side, alpha) -> bool:
 def _one(stat, null, side, alpha) -> bool:
     if stat is None or null is None or not np.isfinite(stat["value"]):
         return False
+    if not np.isfinite(np.asarray(null, dtype=np.float64)).any():   # every null draw failed
+        return False
     return three_part_rule(stat["ci"], float(np.nanmean(null)), _p(stat["value"], null, side),
                            side, alpha)
 
