@@ -59,6 +59,15 @@ def _fingerprint(parts: dict) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _weights_identity(source: dict) -> dict:
+    """What identifies the weights in a fingerprint: their sha256 (and revision) when known, so
+    the same checkpoint read from another path or through a symlink is the same run; the path
+    strings only when no hash could be taken (a hub id without local files)."""
+    if source.get("weights_sha256"):
+        return {"weights_sha256": source["weights_sha256"], "revision": source.get("revision")}
+    return dict(source)
+
+
 def _completed_run(out, fingerprint: str) -> Contributions | None:
     """The finished run at ``out`` when it was made with the same configuration."""
     try:
@@ -254,7 +263,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     store = fp = None
     if out is not None:
         fp = _fingerprint({
-            "source": source, "family": arch.family, "dtype": dtype, "device": device.type,
+            "source": _weights_identity(source), "family": arch.family, "dtype": dtype,
+            "device": device.type,
             "granularity": granularity, "option_ids": option_ids, "torch": torch.__version__,
             "inputs": hashlib.sha256(json.dumps(seqs).encode()).hexdigest(),
             "labels": labels.tolist(), "options": list(task.options),

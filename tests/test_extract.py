@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from _tiny_models import tiny_model, torch_threads
 from test_architectures import TEXTS, tiny_task
 
 from extraction.contributions import Contributions
-from extraction.models import SMOLLM2_HUB_ID, resolve_model_name
+from extraction.models import SMOLLM2_HUB_ID, load_model, model_source, resolve_model_name
 from extraction.prompts import encode_task
 from extraction.runner import EXACTNESS_RTOL, extract, plan_batches
 from extraction.shards import partial_dir
@@ -233,6 +234,16 @@ def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, mon
         again = extract(model, tok, tiny_task(), out=out, batch_size=2, progress=False)
     np.testing.assert_array_equal(again.u, first.u)
     assert again.meta["fingerprint"] == first.meta["fingerprint"]
+    # the same weights read from another folder are the same run (identified by their sha256)
+    folder = llama[0]
+    moved = tmp_path / "moved"
+    shutil.copytree(folder, moved)
+    model2, _ = load_model(str(moved), device="cpu", dtype="float32")
+    assert model_source(model2)["resolved"] != model_source(model)["resolved"]
+    with monkeypatch.context() as mp:
+        mp.setattr(ex.BatchRunner, "run", refuse)
+        moved_again = extract(model2, tok, tiny_task(), out=out, batch_size=2, progress=False)
+    assert moved_again.meta["fingerprint"] == first.meta["fingerprint"]
     # another task is never served from the finished run
     other = extract(model, tok, tiny_task(TEXTS[:3]), out=out, progress=False)
     assert other.n_examples == 3
