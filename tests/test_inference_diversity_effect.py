@@ -134,3 +134,15 @@ def test_command_adds_both_parts_to_a_written_report_and_rejects_bad_input(tmp_p
     assert "verdict diversity effect" in md and "verdict greedy beats prefix" in md
     assert main([str(out), str(tmp_path / "nope")]) == 2
     assert "infodiv.inference.added" in capsys.readouterr().err
+
+
+def test_power_runs_on_a_gaussian_information_objective():
+    """mi_gaussian (a per-example set function without set_scores) gets the diversity power:
+    the shortcut scores it set by set (d6f5b26 raised AttributeError here)."""
+    run = equal_signal(n=200, m=5, seed=3)
+    doc = curve_inference(run, "mi_gaussian", n_bootstrap=20, n_permutations=20, n_mc=2,
+                          n_orders=3, n_triples=12, growth_laws=False, information=False,
+                          power_replicates=2, random_state=0, progress=False)
+    v = doc["verdicts"]["diversity_effect"]
+    assert v["power"]["n"] == 2 and v["false_positive"]["n"] == 2
+    assert set(doc["power"]["planted_redundancy"]) == {"diversity_effect"}
