@@ -112,3 +112,76 @@ def test_growth_laws_with_an_extra_depth_some_seeds_lack():
     assert [(r["depth_set"], r["depths"], r["seeds"]) for r in rows] == [
         ("every seed", [1, 2, 4, 8], [0, 1]), ("all depths", [1, 2, 4, 8, 12], [0])]
     assert rows[0]["replicates"] in (True, False) and rows[1]["replicates"] is False
+
+
+def test_resample_interval_centres_and_keeps_the_raw_one():
+    from infodiv.zoo.intervals import resample_interval
+
+    reps = np.linspace(0.9, 1.1, 41)          # raw resamples lean 0.2 below a point of 1.2
+    iv = resample_interval(1.2, reps)
+    assert iv["resample_mean"] == pytest.approx(1.0) and iv["bias"] == pytest.approx(-0.2)
+    assert iv["resample_ci95"] == pytest.approx(np.percentile(reps, [2.5, 97.5]).tolist())
+    assert iv["ci95"] == pytest.approx([q + 0.2 for q in iv["resample_ci95"]])
+    assert iv["resample_ci95"][1] < iv["point"] and iv["ci95"][0] < 1.2 < iv["ci95"][1]
+    assert iv["n_resamples"] == 41
+    with pytest.raises(ValueError, match="at least 2"):
+        resample_interval(1.0, [np.nan, 1.0])
+
+
+def test_stale_replicate_cache_is_recomputed(tmp_path):
+    from infodiv.zoo.intervals import REPLICATES_VERSION, cached_replicates
+
+    run = dependent_ensemble(120, 3, n_options=2, signal=0.5)
+    idx = shared_indices(run.labels, 20)
+    path = tmp_path / "replicates.npz"
+    fresh = cached_replicates(run, path, idx, probe=False)
+    meta = path.with_suffix(".json")
+    key = json.loads(meta.read_text())
+    assert key["version"] == REPLICATES_VERSION
+    np.savez_compressed(path, **{k: v + 1.0 for k, v in fresh.items()})
+    assert cached_replicates(run, path, idx, probe=False)["accuracy"][0] == fresh[
+        "accuracy"][0] + 1.0                                        # same key: reused
+    key.pop("version")                   # a cache written before the version (stale probe)
+    meta.write_text(json.dumps(key))
+    again = cached_replicates(run, path, idx, probe=False)
+    assert np.array_equal(again["accuracy"], fresh["accuracy"])     # recomputed
+
+
+def _committed(name):
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "results" / "zoo" / name
+    if not path.is_file():
+        pytest.skip(f"no committed {name}")
+    return json.loads(path.read_text())
+
+
+def test_committed_zoo_intervals_bracket_their_points():
+    """Every across-depth figure's seed-and-example interval and every model's probe interval
+    contains its point (a refitted figure whose resamples are biased, e.g. the probe scored on
+    repeats it was fitted on, put the L16 point 1.120 below its interval [1.166, 1.300])."""
+    missed = []
+    for row in _committed("across.json")["by_depth"]:
+        for name, cell in row.items():
+            if isinstance(cell, dict) and "ci95" in cell and np.isfinite(cell["mean"]):
+                lo, hi = cell["ci95"]
+                if not lo <= cell["mean"] <= hi:
+                    missed.append((row["shared"], row["depth"], name, cell["mean"], lo, hi))
+    records = _committed("summary.json")
+    for r in records:
+        iv = r["probe_interval"]
+        assert iv["point"] == r["probe_bound"] and iv["n_resamples"] == 100
+        if not iv["ci95"][0] <= iv["point"] <= iv["ci95"][1]:
+            missed.append((r["model"], "probe_bound", iv["point"], *iv["ci95"]))
+    assert not missed, missed
+
+
+def test_decompose_of_another_inference_size_is_not_reused(tmp_path):
+    from infodiv.zoo.analyses import _decompose_resamples, _decompose_size
+
+    path = tmp_path / "decompositions.json"
+    path.write_text(json.dumps({"information_inference": {"settings": {"n_resamples": 20}}}))
+    assert _decompose_size(path) == 20 != _decompose_resamples(None) == 100
+    assert _decompose_resamples(20) == 20
+    path.write_text(json.dumps({"run": {}}))        # an older report: no size recorded
+    assert _decompose_size(path) is None
