@@ -108,7 +108,7 @@ def curve_parts(args) -> None:
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
                 "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
         if args.add_verdicts is not None and (not args.add_verdicts or obj in args.add_verdicts):
-            _add_verdicts(contrib, part, obj, args.n_jobs)
+            _add_verdicts(contrib, part, obj, args.n_jobs, args.add_selection)
         docs[obj] = json.loads((part / "report.json").read_text())
         record["parts"][obj] = json.loads(meta.read_text())
     if args.parts_only:
@@ -134,37 +134,47 @@ def curve_parts(args) -> None:
                 shutil.copy2(f, out / f.name)
     write_json(out / "report.json", merged)
     (out / "report.md").write_text(curves_markdown(merged))
-    record["cpu_s_total"] = sum(p["cpu_s"] + (p.get("added_verdicts") or {}).get("cpu_s", 0.0)
+    record["cpu_s_total"] = sum(p["cpu_s"] + sum((p.get(k) or {}).get("cpu_s", 0.0)
+                                                 for k in ("added_verdicts", "added_selection"))
                                 for p in record["parts"].values())
     write_json(out / "regeneration.json", record)
     print(f"[curves] wrote {out} ({record['cpu_s_total']:.0f} CPU s in parts)", flush=True)
 
 
-def _add_verdicts(contrib, part: Path, obj: str, n_jobs: int) -> None:
+def _add_verdicts(contrib, part: Path, obj: str, n_jobs: int, selection: bool = False) -> None:
     """The verdicts designed to be added to a computed report (``infodiv.inference.added``:
-    the diversity effect with its matched power control) applied to the part itself, so that
-    every later merge keeps them; recorded in ``part.json`` as ``added_verdicts`` (names,
-    commit, CPU s) and skipped when already there."""
-    from infodiv.inference.added import add_verdicts
+    the diversity effect with its matched power control; with ``selection``, on the part that
+    carries the selection section, the selection verdicts with their null and power) applied to
+    the part itself, so that every later merge keeps them; recorded in ``part.json`` as
+    ``added_verdicts`` / ``added_selection`` (names, commit, CPU s), each done once."""
+    from infodiv.inference import added
     from infodiv.reports.serialize import jsonable, write_json
 
     meta = json.loads((part / "part.json").read_text())
-    if meta.get("added_verdicts"):
-        print(f"[verdicts] {part.parent.name}/{obj}: added before (resume)", flush=True)
-        return
     doc = json.loads((part / "report.json").read_text())
     before = set(doc["objectives"][obj]["report"].get("verdicts") or {})
-    if "diversity_effect" in before:   # computed by a library that has it: nothing to add
-        return
-    print(f"[verdicts] {part.parent.name}/{obj}: adding", flush=True)
-    t0, w0 = time.process_time(), time.perf_counter()
-    add_verdicts(doc, contrib, obj, n_jobs=n_jobs)
-    write_json(part / "report.json", jsonable(doc))
-    meta["added_verdicts"] = {
-        "names": sorted(set(doc["objectives"][obj]["report"]["verdicts"]) - before),
-        "commit": _commit(), "cpu_s": time.process_time() - t0,
-        "wall_s": time.perf_counter() - w0, "n_jobs": n_jobs}
-    (part / "part.json").write_text(json.dumps(meta, indent=1))
+    jobs = []
+    # a part computed by a library that has the verdict carries it already: nothing to add
+    if not meta.get("added_verdicts") and "diversity_effect" not in before:
+        jobs.append(("added_verdicts", lambda: added.add_verdicts(doc, contrib, obj,
+                                                                  n_jobs=n_jobs)))
+    if (selection and "selection" in doc and not meta.get("added_selection")
+            and "inference" not in doc["selection"]):
+        jobs.append(("added_selection", lambda: added.add_selection_verdicts(doc, contrib,
+                                                                             n_jobs=n_jobs)))
+    if not jobs:
+        print(f"[verdicts] {part.parent.name}/{obj}: nothing to add (resume)", flush=True)
+    for key, job in jobs:
+        print(f"[verdicts] {part.parent.name}/{obj}: {key}", flush=True)
+        t0, w0 = time.process_time(), time.perf_counter()
+        job()
+        rep = doc["objectives"][obj]["report"]
+        names = (sorted(set(rep["verdicts"]) - before) if key == "added_verdicts" else
+                 sorted(doc["selection"]["inference"].get("verdicts") or {}))
+        meta[key] = {"names": names, "commit": _commit(), "cpu_s": time.process_time() - t0,
+                     "wall_s": time.perf_counter() - w0, "n_jobs": n_jobs}
+        write_json(part / "report.json", jsonable(doc))
+        (part / "part.json").write_text(json.dumps(meta, indent=1))
 
 
 def decompositions(args) -> None:
@@ -430,6 +440,9 @@ def main(argv=None) -> int:
                    help="add the verdicts of infodiv.inference.added to the parts of these "
                         "objectives (none named: every part; once, recorded in part.json) "
                         "before the merge")
+    c.add_argument("--add-selection", action="store_true",
+                   help="with --add-verdicts: also the selection verdicts (on the part that "
+                        "carries the selection section: the first objective's)")
     c.add_argument("--parts-only", action="store_true",
                    help="compute the parts (none as the first: no stability/graph), no merge")
     c.add_argument("--with-first", action="store_true",

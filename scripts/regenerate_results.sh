@@ -77,9 +77,11 @@ stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orde
 }
 
 stage_verdicts() {  # the verdicts designed to be added to computed reports (infodiv.inference.added:
-  # diversity effect + its planted-redundancy power) applied to every finished part, then merged
-  # again; once per part (recorded in its part.json); head parts only when they exist
-  curves_block --add-verdicts
+  # diversity effect + its planted-redundancy power; for the block runs also the selection
+  # verdicts, greedy vs best-of-random / prefix with null and power, B = K = 50) applied to every
+  # finished part, then merged again; once per part (recorded in its part.json); head parts
+  # (diversity only: a selection replicate reruns greedy over 301 members) when they exist
+  curves_block --add-verdicts --add-selection
   if [[ -e $MARK/parts/smollm2-135m-sst2-head/accuracy/report.json ]]; then curves_heads --add-verdicts; fi
 }
 
@@ -93,15 +95,21 @@ stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every v
   $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200
 }
 
-HEAD_B=200     # example resamples B = label permutations K of the raw head parts (M = 301)
+HEAD_B=200     # example resamples B = label permutations K of the raw head accuracy part (M = 301)
+HEAD_CE_B=100  # the same for raw head cross-entropy (what fitted by the session-10 deadline)
 HEAD_CAL_B=25  # the same for calibrated accuracy over heads (B = 200 did not fit the shared 2 cores
                # in session 9: null p floor 1/26 = 0.038); head-level calibrated CE not computed
 
-curves_heads() {  # head level (M = 301): raw accuracy + cross-entropy, calibrated accuracy
-  $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head \
-    --objectives accuracy cross_entropy --power accuracy=20 cross_entropy=20 \
-    --resamples $HEAD_B --stability 3 "$@"
-  $NICE $PY curves runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head-calibrated \
+curves_heads() {  # head level (M = 301): raw accuracy + cross-entropy, calibrated accuracy; the
+  # two raw parts at their own sizes (--parts-only), then merged
+  local H=runs/smollm2-135m-sst2-head
+  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives accuracy --power accuracy=20 \
+    --resamples $HEAD_B --stability 3 --parts-only --with-first "$@"
+  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives cross_entropy --power cross_entropy=20 \
+    --resamples $HEAD_CE_B --parts-only "$@"
+  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives accuracy cross_entropy \
+    --power accuracy=20 cross_entropy=20 --resamples $HEAD_B --stability 3 "$@"
+  $NICE $PY curves $H $RES/smollm2-135m-sst2-head-calibrated \
     --objectives accuracy_calibrated --power accuracy_calibrated=20 --resamples $HEAD_CAL_B \
     --stability 3 --no-graph "$@"
 }
