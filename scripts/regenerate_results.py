@@ -108,7 +108,8 @@ def curve_parts(args) -> None:
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
                 "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
         if args.add_verdicts is not None and (not args.add_verdicts or obj in args.add_verdicts):
-            _add_verdicts(contrib, part, obj, args.n_jobs, args.add_selection)
+            # selection verdicts on the part whose selection section the merge keeps only
+            _add_verdicts(contrib, part, obj, args.n_jobs, args.add_selection and i == 0)
         docs[obj] = json.loads((part / "report.json").read_text())
         record["parts"][obj] = json.loads(meta.read_text())
     if args.parts_only:

@@ -52,3 +52,24 @@ def test_fill_numbers_tracks_the_json(tmp_path):
     import re
 
     assert not re.search(PLACEHOLDER, fill_numbers(text, tmp_path))
+
+
+BLOCKS = ("smollm2-135m-sst2-block", "stories260k-sst2-block")
+
+
+@pytest.mark.parametrize("folder", BLOCKS)
+def test_block_reports_carry_the_added_verdicts(folder):
+    """Every block objective has the diversity-effect verdict with its power and false-positive
+    rate, the selection section its two verdicts, and each part's regeneration record says which
+    commit added them (scripts/regenerate_results.sh stage ``verdicts``)."""
+    doc = json.loads((RESULTS / folder / "report.json").read_text())
+    parts = json.loads((RESULTS / folder / "regeneration.json").read_text())["parts"]
+    for obj, entry in doc["objectives"].items():
+        verdict = entry["report"]["verdicts"]["diversity_effect"]
+        assert 0 <= verdict["power"]["rate"] <= 1 and 0 <= verdict["false_positive"]["rate"] <= 1
+        assert parts[obj]["added_verdicts"]["names"] == ["diversity_effect"], obj
+    verdicts = doc["selection"]["inference"]["verdicts"]
+    assert set(verdicts) == {"greedy_beats_random", "greedy_beats_prefix"}
+    assert all(0 <= v["power"]["rate"] <= 1 for v in verdicts.values())
+    first = doc["settings"]["objective"][0]
+    assert parts[first]["added_selection"]["commit"]
