@@ -93,10 +93,7 @@ def dr_example_differences(f: SetFunction, triples) -> tuple[np.ndarray, np.ndar
     for a_set, b_set, x in triples:
         a_set, b_set = np.asarray(a_set, dtype=np.int64), np.asarray(b_set, dtype=np.int64)
         sets += [a_set, np.append(a_set, x), b_set, np.append(b_set, x)]
-    if hasattr(f, "set_scores"):   # one batched scoring of all 4T sets
-        s = np.asarray(f.set_scores(sets), dtype=np.float64)
-    else:
-        s = np.stack([np.asarray(f.scores(m), dtype=np.float64) for m in sets])
+    s = np.asarray(f.set_scores(sets), dtype=np.float64)   # batched where f batches
     s = f.sign() * s.reshape(len(triples), 4, -1)   # [T, (A, A+x, B, B+x), n]
     gain_a, gain_b = s[:, 1] - s[:, 0], s[:, 3] - s[:, 2]
     return (gain_a - gain_b).T, np.stack([gain_a.mean(axis=1), gain_b.mean(axis=1)], axis=1)

@@ -38,9 +38,7 @@ def diversity_example_terms(pipe, f, run):
     from ..diversity import diversity_design
 
     m, t = f.n_members, len(pipe.triples(f.n_members))
-    sets = pipe.dr_sets(m, True)
-    s = f.sign() * (np.asarray(f.set_scores(sets), dtype=np.float64) if hasattr(f, "set_scores")
-                    else np.stack([np.asarray(f.scores(a), dtype=np.float64) for a in sets]))
+    s = f.sign() * np.asarray(f.set_scores(pipe.dr_sets(m, True)), dtype=np.float64)
     quad = s[: 4 * t].reshape(t, 4, -1)                    # [T, (A, A+x, B, B+x), n]
     gains = np.stack([quad[:, 1] - quad[:, 0], quad[:, 3] - quad[:, 2]], axis=1)  # [T, 2, n]
     singles = (s[4 * t + 1:] - s[4 * t]).mean(axis=1)      # ρ_j(∅), utility units

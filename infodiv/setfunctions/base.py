@@ -119,6 +119,11 @@ class SetFunction:
     def value(self, members) -> float:
         return float(np.mean(self.scores(members)))
 
+    def set_scores(self, sets) -> np.ndarray:
+        """Per-example scores ``[K, N]`` of K member sets (one :meth:`scores` call per set;
+        readouts override it with one batched scoring)."""
+        return np.stack([np.asarray(self.scores(s), dtype=np.float64) for s in sets])
+
     def sign(self) -> float:
         """+1 when larger values are better, −1 otherwise (gains are reported as utility)."""
         return 1.0 if self.greater_is_better else -1.0
