@@ -10,6 +10,7 @@ import copy
 
 import numpy as np
 import pytest
+from _binomial import ceiling
 
 from infodiv.inference import (
     CurvePipeline,
@@ -24,10 +25,6 @@ from infodiv.inference.power import FixedFitDetector
 from infodiv.inference.surrogates import planted_redundancy, with_arrays
 from infodiv.inference.verdicts import NullReference
 from infodiv.reports.serialize import jsonable
-
-
-def ceiling(p, n):
-    return p + 2 * np.sqrt(p * (1 - p) / n)
 
 
 def equal_signal(n=300, m=10, mu=0.6, seed=1):

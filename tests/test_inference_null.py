@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pytest
+from _binomial import binomial_floor
 
 from infodiv.inference import (
     CurvePipeline,
@@ -24,10 +25,6 @@ from infodiv.submodularity import benjamini_hochberg
 
 def covers(ci):
     return ci[0] <= 0 <= ci[1]
-
-
-def binomial_floor(p, n, k_sd=2.0):
-    return p - k_sd * np.sqrt(p * (1 - p) / n)
 
 
 slow = pytest.mark.skipif(not os.environ.get("INFODIV_SLOW"),

@@ -8,16 +8,13 @@ Seeded; rates judged with binomial tolerances (floor: rate minus two binomial sd
 
 import numpy as np
 import pytest
+from _binomial import ceiling
 
 from infodiv.inference import dependent_ensemble
 from infodiv.inference.greedy_verdicts import SelectionDetector, selection_verdicts
 from infodiv.inference.pipelines import SelectionPipeline
 from infodiv.inference.surrogates import concentrated_late
 from infodiv.selection import held_out_scores, subset_selection
-
-
-def ceiling(p, n):
-    return p + 2 * np.sqrt(p * (1 - p) / n)
 
 
 @pytest.fixture(scope="module")

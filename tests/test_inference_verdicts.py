@@ -7,6 +7,7 @@ minus two binomial standard errors (at most 0.90), a false-positive ceiling 0.05
 
 import numpy as np
 import pytest
+from _binomial import ceiling
 
 from infodiv.curves import order_scores, random_order_values
 from infodiv.inference import (
@@ -27,10 +28,6 @@ def covers(ci):
 
 def floor(p, n):
     return min(0.90, p - 2 * np.sqrt(p * (1 - p) / n))
-
-
-def ceiling(p, n):
-    return p + 2 * np.sqrt(p * (1 - p) / n)
 
 
 def test_library_intervals_resample_examples_and_cover_zero_under_shuffled_labels():

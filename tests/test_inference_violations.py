@@ -10,6 +10,7 @@ not. Tolerances are binomial: at most 0.05 + 2·sqrt(0.05·0.95/n) of n surrogat
 
 import numpy as np
 import pytest
+from _binomial import ceiling
 from scipy.stats import norm
 
 from infodiv.inference import (
@@ -21,10 +22,6 @@ from infodiv.inference import (
 from infodiv.inference.power import FixedFitDetector
 from infodiv.inference.verdicts import NullReference, decide, violation_test
 from infodiv.submodularity import benjamini_hochberg
-
-
-def ceiling(p, n):
-    return p + 2 * np.sqrt(p * (1 - p) / n)
 
 
 def naive_rule(d, se, m0, alpha=0.05):
