@@ -181,10 +181,6 @@ def three_part_rule(ci, null_mean, p, side, alpha) -> bool:
 def scalar_verdict(stat, null, side, alpha) -> bool:
     """:func:`three_part_rule` of ``stat`` = {value, ci} against the null draws ``null``
     (p = (1 + #{null beyond value}) / (1 + K)); False without a statistic or a null."""
-    return _one(stat, null, side, alpha)
-
-
-def _one(stat, null, side, alpha) -> bool:
     if stat is None or null is None or not np.isfinite(stat["value"]):
         return False
     if not np.isfinite(np.asarray(null, dtype=np.float64)).any():   # every null draw failed
@@ -260,12 +256,13 @@ def decide(stats: dict, ref: NullReference, alpha: float = 0.05) -> dict:
     """``{test: bool}`` from ``stats`` = {"gain_slope": {value, ci}, "dr_mean_difference":
     {value, ci}, "dr_differences": {value [T], se [T]}, "diversity_partial_r": {value, ci}}
     (missing ones: False)."""
-    out = {"diminishing_returns": _one(stats.get("gain_slope"), ref.slope, "less", alpha),
-           "dr_mean_difference_positive": _one(stats.get("dr_mean_difference"), ref.dr_mean,
-                                               "greater", alpha),
+    out = {"diminishing_returns": scalar_verdict(stats.get("gain_slope"), ref.slope, "less",
+                                                 alpha),
+           "dr_mean_difference_positive": scalar_verdict(stats.get("dr_mean_difference"),
+                                                         ref.dr_mean, "greater", alpha),
            "violations": False,
-           "diversity_effect": _one(stats.get("diversity_partial_r"), ref.diversity,
-                                    "greater", alpha)}
+           "diversity_effect": scalar_verdict(stats.get("diversity_partial_r"), ref.diversity,
+                                              "greater", alpha)}
     tri = stats.get("dr_differences")
     if tri is not None and ref.triples is not None:
         out["violations"] = bool(corrected_violations(tri["value"], tri.get("se"), ref.triples,
