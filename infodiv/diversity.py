@@ -12,7 +12,7 @@ import numpy as np
 
 from estimators.resampling import permutation_test
 
-__all__ = ["diversity_regression", "diversity_design", "diversity_weights", "diversity_fit"]
+__all__ = ["diversity_regression", "diversity_design", "diversity_fit"]
 
 
 def _non_redundancy(cov, d, x, s):
@@ -44,14 +44,6 @@ def diversity_design(triples, singles, cov, d) -> dict:
             "controls": np.column_stack([np.ones(len(arr)), arr[:, 1:]])}
 
 
-def diversity_weights(diversity, controls) -> np.ndarray | None:
-    """c ``[P]`` with β = c · gain (Frisch–Waugh–Lovell): c = r / (r · r), r the residual of
-    diversity on the controls; ``None`` when diversity is collinear with them."""
-    resid = diversity - controls @ np.linalg.lstsq(controls, diversity, rcond=None)[0]
-    denom = resid @ resid
-    return None if denom <= 0 else resid / denom
-
-
 def diversity_fit(gain, diversity, controls) -> dict | None:
     """β and the partial correlation r of gain and diversity given the controls.
 
@@ -62,16 +54,18 @@ def diversity_fit(gain, diversity, controls) -> dict | None:
     (under the null r ≈ N(0, 1/P) whatever the design), which is why the verdict tests r.
     ``None`` when diversity is collinear with the controls.
     """
-    c = diversity_weights(diversity, controls)
-    if c is None:
+    resid_div = diversity - controls @ np.linalg.lstsq(controls, diversity, rcond=None)[0]
+    denom = resid_div @ resid_div
+    if denom <= 0:
         return None
+    c = resid_div / denom               # β = c · gain (Frisch–Waugh–Lovell)
     gain = np.asarray(gain, dtype=np.float64)
     resid_gain = gain - (controls @ np.linalg.lstsq(controls, gain.T, rcond=None)[0]).T
-    norm_d = 1.0 / np.sqrt(c @ c)       # ‖r_d‖, with r_d = c · (r_d · r_d)
     beta = gain @ c
     with np.errstate(divide="ignore", invalid="ignore"):
-        partial_r = beta * norm_d / np.linalg.norm(resid_gain, axis=-1)
-    return {"beta": beta, "partial_r": partial_r, "weights": c, "resid_gain": resid_gain}
+        partial_r = beta * np.sqrt(denom) / np.linalg.norm(resid_gain, axis=-1)
+    return {"beta": beta, "partial_r": partial_r, "resid_div": resid_div, "denom": denom,
+            "resid_gain": resid_gain}
 
 
 def diversity_regression(triples, singles, cov, d, *, n_permutations: int = 1000,
@@ -79,7 +73,7 @@ def diversity_regression(triples, singles, cov, d, *, n_permutations: int = 1000
     """Does ρ_x(S) grow with x's non-redundancy with S, given ρ_x(∅) and |S|?
 
     Uses every (S, x) of the DR triples with S ≠ ∅ (:func:`diversity_design`). OLS of gain on
-    [1, diversity, ρ_x(∅), |S|]: β = c · gain with c from :func:`diversity_weights`;
+    [1, diversity, ρ_x(∅), |S|] (:func:`diversity_fit`);
     Freedman–Lane permutation test of the diversity coefficient (permuting the residuals of
     diversity on the controls). Pairs share members and orders, so the permutation p-value
     treats them as exchangeable — an approximation, stated in the report.
@@ -94,9 +88,7 @@ def diversity_regression(triples, singles, cov, d, *, n_permutations: int = 1000
     fit = diversity_fit(gain, div, controls)
     if fit is None:
         return {"n_pairs": n, "note": "diversity is collinear with the controls"}
-    c, resid_gain = fit["weights"], fit["resid_gain"]
-    denom = 1.0 / (c @ c)              # r · r, with r = c · (r · r) the diversity residual
-    resid_div = c * denom
+    resid_div, resid_gain, denom = fit["resid_div"], fit["resid_gain"], fit["denom"]
     beta, partial_r = float(fit["beta"]), float(fit["partial_r"])
     null = permutation_test(lambda dv, gn: dv @ gn / denom, resid_div, resid_gain,
                             n_permutations=n_permutations, permute=0,
