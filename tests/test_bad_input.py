@@ -76,6 +76,8 @@ def test_unknown_model_lists_aliases_offline(capsys, no_model_load, monkeypatch,
                    "no-such-model-xyz", "smollm2-135m")
     one_line_error(capsys, ["run", "--model", "nobody/no-such-model", "--out", str(tmp_path)],
                    "not in the Hugging Face cache", "smollm2-135m")
+    one_line_error(capsys, ["extract", "--model", str(tmp_path / "no-such-folder"), "--task",
+                            "sst2", "--out", str(tmp_path / "x")], "does not exist")
 
 
 def test_typo_folder_suggests_the_real_one(capsys, no_model_load, tmp_path):

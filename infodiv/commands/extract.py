@@ -143,7 +143,9 @@ def run(args) -> int:
     from extraction.models import load_model
     from extraction.readout import ExactnessError
     from extraction.runner import extract
+    from infodiv.commands.preflight import check_model
 
+    check_model(args.model, args.gguf_file)   # an unknown model: one line, exit 2, no work
     task = _task(args)
     out = args.out or _default_out(str(args.model), task.name, args.granularity)
     model, tokenizer = load_model(args.model, gguf_file=args.gguf_file, device=args.device,
