@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 from pathlib import Path
 
@@ -68,13 +69,32 @@ def _weights_identity(source: dict) -> dict:
     return dict(source)
 
 
-def _completed_run(out, fingerprint: str) -> Contributions | None:
-    """The finished run at ``out`` when it was made with the same configuration."""
+def _legacy_fingerprints(parts: dict, source: dict) -> set[str]:
+    """The fingerprints the same configuration had before :func:`_weights_identity` (aa08b77):
+    the whole ``source`` dict hashed, its weights sha256 included, with the path strings as
+    given, absolute or resolved (a relative and an absolute root name the same folder). A run
+    stored under one of them was made from the same weights (the sha256 is in the hash) with
+    every other part equal, so it is the same run; its stored fingerprint is kept (caches keyed
+    on it stay valid). Empty when the weights have no sha256."""
+    if not source.get("weights_sha256"):
+        return set()
+    out = set()
+    for fix in (str, os.path.abspath, os.path.realpath):
+        src = {**source, **{k: fix(source[k]) for k in ("model_id", "resolved")
+                            if isinstance(source.get(k), str)}}
+        out.add(_fingerprint({**parts, "source": src}))
+    return out
+
+
+def _completed_run(out, fingerprint: str, legacy=frozenset()) -> Contributions | None:
+    """The finished run at ``out`` when it was made with the same configuration (its
+    fingerprint, or one of the ``legacy`` definitions of the same configuration)."""
     try:
         done = Contributions.load(out)
     except (FileNotFoundError, ValueError, KeyError, OSError):
         return None
-    return done if done.meta.get("fingerprint") == fingerprint else None
+    stored = done.meta.get("fingerprint")
+    return done if stored == fingerprint or stored in legacy else None
 
 
 def _versions() -> dict:
@@ -262,15 +282,17 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     source = model_source(model)
     store = fp = None
     if out is not None:
-        fp = _fingerprint({
-            "source": _weights_identity(source), "family": arch.family, "dtype": dtype,
+        parts = {
+            "family": arch.family, "dtype": dtype,
             "device": device.type,
             "granularity": granularity, "option_ids": option_ids, "torch": torch.__version__,
             "inputs": hashlib.sha256(json.dumps(seqs).encode()).hexdigest(),
             "labels": labels.tolist(), "options": list(task.options),
             "positions": positions.tolist(), "vocab": vocab_ids, "top_k": neuron_top_k,
-        })
-        done_run = _completed_run(out, fp) if resume else None
+        }
+        fp = _fingerprint({**parts, "source": _weights_identity(source)})
+        done_run = (_completed_run(out, fp, _legacy_fingerprints(parts, source))
+                    if resume else None)
         if done_run is not None:
             return done_run
         store = ShardStore(out, fp, resume=resume, plan=shards)
