@@ -89,8 +89,10 @@ def versions() -> dict:
             "nnsight_version": metadata.version("nnsight")}
 
 
-def build(folder, option_ids, device="cpu") -> dict:
-    """``{variant: decompose(ids, mask) -> [B, M, C] tensor}`` on the weights in ``folder``."""
+def build(folder, option_ids: dict, device="cpu") -> dict:
+    """``{setting: {variant: decompose(ids, mask) -> [B, M, C] tensor}}`` on the weights in
+    ``folder``, for ``option_ids = {setting: the setting's option token ids}`` (a chat
+    template scores other option tokens than the bare prompt); the models are loaded once."""
     from nnsight import NNsight
     from transformer_lens.model_bridge import TransformerBridge
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -103,21 +105,24 @@ def build(folder, option_ids, device="cpu") -> dict:
     bridge = TransformerBridge.boot_transformers(str(folder), hf_model=hf, tokenizer=tok,
                                                  device=device)
     traced = NNsight(hf_nn)
-    opt = torch.as_tensor(list(option_ids)).to(device)
     gain = hf.model.norm.weight.detach().float()
-    w_opt = hf.lm_head.weight.detach()[opt].float()
 
     def needed(name):
         return name.endswith(NEEDED)
 
-    return {
-        "tl_full_cache": transformer_lens_variant(bridge, hf, gain, w_opt, names_filter=None,
-                                                  keep_last=False, attn="eager"),
-        "tl_filtered_cache": transformer_lens_variant(bridge, hf, gain, w_opt,
-                                                      names_filter=needed, keep_last=False,
+    def variants(ids):
+        w_opt = hf.lm_head.weight.detach()[torch.as_tensor(list(ids)).to(device)].float()
+        return {
+            "tl_full_cache": transformer_lens_variant(bridge, hf, gain, w_opt,
+                                                      names_filter=None, keep_last=False,
                                                       attn="eager"),
-        "tl_best": transformer_lens_variant(bridge, hf, gain, w_opt, names_filter=needed,
-                                            keep_last=True, attn="sdpa"),
-        "nnsight": nnsight_variant(traced, hf_nn, gain, w_opt, keep_last=False),
-        "nnsight_best": nnsight_variant(traced, hf_nn, gain, w_opt, keep_last=True),
-    }
+            "tl_filtered_cache": transformer_lens_variant(bridge, hf, gain, w_opt,
+                                                          names_filter=needed,
+                                                          keep_last=False, attn="eager"),
+            "tl_best": transformer_lens_variant(bridge, hf, gain, w_opt, names_filter=needed,
+                                                keep_last=True, attn="sdpa"),
+            "nnsight": nnsight_variant(traced, hf_nn, gain, w_opt, keep_last=False),
+            "nnsight_best": nnsight_variant(traced, hf_nn, gain, w_opt, keep_last=True),
+        }
+
+    return {label: variants(ids) for label, ids in option_ids.items()}
