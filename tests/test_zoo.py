@@ -190,10 +190,19 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
 
     held = subset(zoo_tasks(shared_data_dir)[1], range(400))   # Gaussian terms need n >> dims
     root = next(iter(trained.values()))[2].parents[2]
-    recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
-                      n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
-                      progress=False,
-                      reduced=("L1-share2",), reduced_size=21, log=lambda m: None)
+    (tmp_path / "README.template.md").write_text(
+        "L1 {{summary.json:0.accuracy|.3f}} Wilson {{summary.json:0.accuracy_wilson95|.3f}}\n")
+    import extraction.runner as runner
+
+    def legacy_identity(source):   # the runs stored before aa08b77 (path strings hashed)
+        return {**source, **{k: os.path.abspath(source[k]) for k in ("model_id", "resolved")}}
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runner, "_weights_identity", legacy_identity)
+        recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
+                          n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
+                          progress=False,
+                          reduced=("L1-share2",), reduced_size=21, log=lambda m: None)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
     for r in doc:
@@ -214,7 +223,16 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         assert inf["n_permutations"] == (21 if small else 19) and 0 < inf["p"] <= 1
         assert (tmp_path / "contributions" / r["model"] / "meta.json").is_file()
         assert (tmp_path / r["model"] / "figures.json").is_file()    # reused by a rerun
+        lo, hi = r["accuracy_wilson95"]           # binomial interval over the 400 examples
+        assert lo < r["accuracy"] < hi and hi - lo == pytest.approx(
+            2 * 1.96 * np.sqrt(r["accuracy"] * (1 - r["accuracy"]) / 400), rel=0.1)
     assert (tmp_path / "summary.md").is_file() and (tmp_path / "depth.png").is_file()
+    from infodiv.inference.power import wilson_interval
+
+    k = round(doc[0]["accuracy"] * 400)
+    assert (tmp_path / "README.md").read_text() == (         # filled by write_summary
+        f"L1 {doc[0]['accuracy']:.3f} Wilson [{wilson_interval(k, 400)[0]:.3f}, "
+        f"{wilson_interval(k, 400)[1]:.3f}]\n")
     by_name = {r["model"]: r for r in doc}
     deep = by_name["llama-d32-L2-s0"]["logit_lens"]
     assert deep["k"] == [1, 2, 3, 4, 5] and deep["accuracy"][-1] == pytest.approx(
@@ -273,10 +291,25 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         width = cells if width is None else width
         assert cells is None or cells == width, line
         width = None if cells is None else width
-    # --skip: a finished checkpoint left out (caches reused), listed in the summary
-    report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20, n_permutations=19,
-               n_resamples=20, probe_null=19, info_null=2, progress=False,
-               reduced=("L1-share2",), reduced_size=21, skip=("L2-",), log=lambda m: None)
+    # --skip: a finished checkpoint left out (caches reused), listed in the summary; a second
+    # report (now with the sha256 fingerprint, on runs stored under the legacy one) recomputes
+    # nothing: no extraction, no headline / probe / replicate figures
+    import extraction.forward as ex
+    import infodiv.zoo.intervals as intervals
+    import infodiv.zoo.report as zreport
+
+    def refuse(*a, **k):
+        raise AssertionError("recomputed on the second report")
+
+    with pytest.MonkeyPatch.context() as mp:
+        for mod, name in ((ex.BatchRunner, "run"), (zreport, "headline"),
+                          (intervals, "model_figures"), (intervals, "probe_null"),
+                          (intervals, "replicates"), (intervals, "information_replicates")):
+            mp.setattr(mod, name, refuse)
+        report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
+                   n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
+                   progress=False, reduced=("L1-share2",), reduced_size=21, skip=("L2-",),
+                   log=lambda m: None)
     assert [r["model"] for r in json.loads((tmp_path / "summary.json").read_text())] == [
         r["model"] for r in recs if "L2-" not in r["model"]]
     assert json.loads((tmp_path / "across.json").read_text())["skipped_checkpoints"] == [

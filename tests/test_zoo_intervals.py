@@ -185,3 +185,58 @@ def test_decompose_of_another_inference_size_is_not_reused(tmp_path):
     assert _decompose_resamples(20) == 20
     path.write_text(json.dumps({"run": {}}))        # an older report: no size recorded
     assert _decompose_size(path) is None
+
+
+def test_reused_curves_entry_is_completed_as_a_fresh_run_writes_it(tmp_path):
+    """A stored entry without the diversity-effect / selection verdicts (written before they
+    existed) is reused and completed with infodiv.inference.added: the same verdicts, power
+    and false-positive rates as the fresh run; then a rerun does nothing. The summary quotes
+    them and the overview counts them."""
+    from infodiv.zoo.across_md import _added_verdicts
+    from infodiv.zoo.analyses import curve_summary, curves_settings, run_analyses, verdict_overview
+
+    run_dir = dependent_ensemble(240, 4, n_options=2, signal=0.6).save(tmp_path / "run")
+    settings = curves_settings(20, 4, secondary=(0, 0), objectives=("accuracy",))
+    settings.update(n_permutations=20, n_triples=10, n_bootstrap=100)
+    out = tmp_path / "out"
+    assert run_analyses(run_dir, out, ("curves",), curves=settings) == {"curves": "done"}
+    path = out / "curves" / "report.json"
+    fresh = json.loads(path.read_text())
+    old = json.loads(path.read_text())            # strip what the new verdicts added
+    entry = old["objectives"]["accuracy"]
+    for part in (entry["report"], entry["inference"]):
+        part["verdicts"].pop("diversity_effect")
+        for kind in ("planted_redundancy", "shuffled_labels"):
+            part["power"][kind].pop("diversity_effect", None)
+    old["selection"].pop("inference")
+    path.write_text(json.dumps(old))
+    (out / "curves" / "zoo_settings.json").unlink()
+    logs = []
+    assert run_analyses(run_dir, out, ("curves",), curves=settings,
+                        log=logs.append) == {"curves": "done"}
+    assert any("accuracy: reused" in m for m in logs)
+    assert any("diversity_effect added" in m for m in logs)
+    assert any("selection verdicts added" in m for m in logs)
+    done = json.loads(path.read_text())
+    a, b = fresh["objectives"]["accuracy"]["report"], done["objectives"]["accuracy"]["report"]
+    for key in ("detected", "power", "false_positive", "finding"):
+        assert a["verdicts"]["diversity_effect"][key] == b["verdicts"]["diversity_effect"][key]
+    assert b["diversity"]["verdict_null_check"]["beta"]["stored_p"] == pytest.approx(
+        b["diversity"]["verdict_null_check"]["beta"]["recomputed_p"])
+    va, vb = (d["selection"]["inference"]["verdicts"] for d in (fresh, done))
+    assert va == vb and all(v["power"]["n"] == 4 for v in vb.values())
+    logs.clear()
+    assert run_analyses(run_dir, out, ("curves",), curves=settings,
+                        log=logs.append) == {"curves": "exists"} and not logs
+    summary = curve_summary(path)["accuracy"]
+    assert set(summary["verdicts"]) >= {"diversity_effect", "greedy_beats_random",
+                                        "greedy_beats_prefix", "diminishing_returns"}
+    assert summary["selection_n_resamples"] == 50 and summary["power_replicates"] == 4
+    records = [{"model": "m", "curves": {"accuracy": summary}},
+               {"model": "m3", "curves": {"accuracy": {"verdict_details": {
+                   "diversity_effect": {"detected": False, "finding": False}}}}}]
+    over = verdict_overview(records)["accuracy"]["diversity_effect"]
+    assert over["n_models"] == 2 and over["n_powered"] == 1 and over["no_power"] == ["m3"]
+    assert over["power_min"] == summary["verdict_details"]["diversity_effect"]["power"]["rate"]
+    table = _added_verdicts(records)
+    assert "| m3 | accuracy | no | - | - | - | - | - | - | - | - |" in table

@@ -96,10 +96,10 @@ def _configure_report(p) -> None:
     p.add_argument("--curves-power", type=int, default=20,
                    help="surrogates per kind for the power of the accuracy curve verdicts "
                         "(0 skips)")
-    p.add_argument("--curves-secondary", type=int, nargs=2, default=[50, 0],
+    p.add_argument("--curves-secondary", type=int, nargs=2, default=[50, 10],
                    metavar=("B", "POWER"),
-                   help="curve inference B = K and power surrogates of the Gaussian "
-                        "I(U_S;Y) objective")
+                   help="curve inference B = K and power surrogates of each kind of the "
+                        "Gaussian I(U_S;Y) objective")
     p.add_argument("--resamples", type=int, default=100,
                    help="stratified example resamples shared by every model (intervals over "
                         "examples and seeds; 0 skips)")

@@ -154,8 +154,9 @@ def _verdicts(records) -> list[str]:
              "p < 0.05), viol. = some DR triple violated beyond its null; 'finding' = detected "
              "and calibrated (its shuffled-label surrogates do not fire beyond 0.05). power = "
              "detection rate on the matched case (DR: members permuted independently within "
-             "each class; viol.: planted XOR synergy), FP = rate on shuffled labels; '-' = no "
-             "power run.", "",
+             "each class; viol.: planted synergy the objective can read), FP = rate on shuffled "
+             "labels; '-' = no power run (a 'no' beside '-' or beside power 0.00 is no test).",
+             "",
              "| model | objective | B | g(k) slope (k >= 2) [95%] | null-corrected [95%] | "
              "p | DR | DR power | DR FP | viol. | viol. power | viol. FP |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -178,10 +179,43 @@ def _verdicts(records) -> list[str]:
     return lines
 
 
+#: verdicts of the second table: (key, column title)
+ADDED = (("diversity_effect", "div. effect"), ("greedy_beats_random", "greedy > best random"),
+         ("greedy_beats_prefix", "greedy > prefix"))
+
+
+def _added_verdicts(records) -> list[str]:
+    """Diversity-effect and selection verdicts per model and objective, each with its power
+    and shuffled-label rate ('-' = not computed: a 'no' there is no test)."""
+    rows = [(r, obj, c) for r in records for obj, c in (r.get("curves") or {}).items()
+            if any(k in (c.get("verdict_details") or {}) for k, _ in ADDED)]
+    if not rows:
+        return []
+    head = " | ".join(f"{t} | power | FP" for _, t in ADDED)
+    lines = ["", "## Diversity-effect and selection verdicts per model", "",
+             "div. effect = the diversity regression's beta > 0 (three-part rule on its partial "
+             "r; matched case: planted redundancy, the strongest members copied with noise onto "
+             "others); greedy > best random / prefix = held-out greedy selection beats the best "
+             "of 50 random orders / the depth prefix, averaged over budgets k = 1..M-1 "
+             "(B = K = 50; matched case: information concentrated in the last members; computed "
+             "on the first objective only). Cells: finding (yes/no), power = rate on the "
+             "matched case (detected / surrogates), FP = rate on shuffled labels; '-' = no "
+             "power run, and power 0.00 = the matched case is never detected: a 'no' beside "
+             "either is no test, not evidence of absence.", "",
+             f"| model | objective | {head} |", "|---|---|" + "---|" * (3 * len(ADDED))]
+    for r, obj, c in rows:
+        det = c.get("verdict_details") or {}
+        cells = [f"{_yes((det.get(k) or {}).get('finding'))} | {_power(det.get(k), 'power')} | "
+                 f"{_power(det.get(k), 'false_positive')}" if k in det else "- | - | -"
+                 for k, _ in ADDED]
+        lines.append(f"| {r['model']} | {obj} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def across_markdown(doc, records) -> str:
     """The across-depth sections of ``summary.md``."""
     lines = (_by_depth(doc) + _growth(doc) + _table1(doc) + _truncated(doc)
-             + _verdicts(records))
+             + _verdicts(records) + _added_verdicts(records))
     if doc.get("skipped_checkpoints"):
         lines += ["", "Finished checkpoints left out of this report (not yet analysed): "
                   + ", ".join(doc["skipped_checkpoints"]) + "."]

@@ -5,11 +5,20 @@ The curves report runs one objective at a time (:func:`infodiv.reports.curves.cu
 each with its own ``CurvesSettings``: :func:`objective_settings`), so the headline objective
 (held-out accuracy of the summed readout) gets the curve inference at full size with the power
 surrogates while the Gaussian I(U_S;Y) objective, whose estimates exceed H(Y) on these members,
-runs at a smaller size; the entries are merged into one ``curves/report.json`` (+ ``report.md``,
-:func:`infodiv.reports.curves.curves_markdown`). Every entry records its settings
-(``zoo_settings``: the settings actually used; no power surrogates below
+runs at a smaller size (B = K = 50 with 10 power surrogates of each kind); the selection
+verdicts run with the first objective only (as ``curves_report`` does: the secondary objectives
+pass ``inference_selection = 0``). The entries are merged into one ``curves/report.json``
+(+ ``report.md``, :func:`infodiv.reports.curves.curves_markdown`). Every entry records its
+settings (``zoo_settings``: the settings actually used; no curve-verdict power surrogates below
 :data:`MIN_POWER_MEMBERS` members) and is reused by a rerun with the same ones: an interrupted
-report resumes per objective.
+report resumes per objective (the file is rewritten after every objective).
+
+A reused entry written before a verdict existed is completed with the code of
+:mod:`infodiv.inference.added` (:func:`_complete`), which writes what a fresh run writes without
+recomputing the entry: the ``diversity_effect`` verdict with its power (also below
+:data:`MIN_POWER_MEMBERS`: its matched case, planted redundancy, needs one member pair) and,
+on the first objective, the selection verdicts ``greedy_beats_random`` /
+``greedy_beats_prefix`` with their power.
 """
 
 from __future__ import annotations
@@ -22,15 +31,18 @@ import shutil
 from pathlib import Path
 
 __all__ = ["curves_settings", "objective_settings", "reduce_curves", "run_analyses",
-           "curve_summary"]
+           "curve_summary", "verdict_overview"]
 
 _DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
 #: the power surrogates plant XOR synergy into 2 member pairs
 #: (infodiv.inference.surrogates.planted_synergy): fewer members get no power run
 MIN_POWER_MEMBERS = 4
+#: example resamples B = label permutations K of the selection verdicts (first objective;
+#: ``CurvesSettings.inference_selection``, the curves report's default)
+SELECTION_RESAMPLES = 50
 
 
-def curves_settings(inference: int = 200, power: int = 20, *, secondary=(50, 0),
+def curves_settings(inference: int = 200, power: int = 20, *, secondary=(50, 10),
                     objectives=("accuracy", "mi_gaussian")) -> dict:
     """The zoo's curves settings: 100 random orders and DR triples, no stability bootstrap or
     graph; the first objective with ``inference`` example resamples and as many label
@@ -59,8 +71,44 @@ def objective_settings(settings: dict, obj: str) -> dict:
     cell = settings["sizes"][obj]
     b, p = int(cell["inference"]), int(cell["power"])
     common = {k: v for k, v in settings.items() if k not in ("objectives", "sizes")}
-    return {**common, "objectives": [obj], "inference": bool(b), "inference_resamples": b or None,
-            "inference_null": b or None, "power_replicates": p}
+    kw = {**common, "objectives": [obj], "inference": bool(b), "inference_resamples": b or None,
+          "inference_null": b or None, "power_replicates": p}
+    if obj != settings["objectives"][0]:   # the selection belongs to the first objective only
+        kw["inference_selection"] = 0
+    return kw
+
+
+def _complete(doc: dict, contrib, obj: str, power: int, first: bool, log=print) -> bool:
+    """Add to the reused entry ``doc["objectives"][obj]`` the verdicts it lacks, in place, with
+    :func:`infodiv.inference.added.add_verdicts` / ``add_selection_verdicts`` (what a fresh
+    run writes): ``diversity_effect`` when absent or without power, and on the ``first``
+    objective the selection verdicts when absent or without power; ``power`` surrogates of
+    each kind (0: none added). Returns whether anything was added."""
+    import time
+
+    from infodiv.inference.added import add_selection_verdicts, add_verdicts
+
+    entry = doc["objectives"][obj]
+    if not power or not (entry.get("inference") or {}).get("diversity"):
+        return False
+    added = False
+    div = (entry["report"].get("verdicts") or {}).get("diversity_effect")
+    if not div or not div.get("power"):
+        t0 = time.process_time()
+        v = add_verdicts(doc, contrib, obj, power_replicates=power)
+        log(f"  curves {obj}: diversity_effect added ({time.process_time() - t0:.0f} CPU s): "
+            f"{v['text']}")
+        added = True
+    sel = doc.get("selection") or {}
+    have = (sel.get("inference") or {}).get("verdicts") or {}
+    if first and "objective" in sel and (not have or not all(
+            v.get("power") for v in have.values())):
+        t0 = time.process_time()
+        add_selection_verdicts(doc, contrib, n_resamples=SELECTION_RESAMPLES,
+                               power_replicates=power)
+        log(f"  curves {obj}: selection verdicts added ({time.process_time() - t0:.0f} CPU s)")
+        added = True
+    return added
 
 
 def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
@@ -68,14 +116,14 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
     messages are returned (their entries keep the error and are recomputed next time)."""
     from extraction import Contributions
     from infodiv.reports.curves import CurvesSettings, curves_markdown, curves_report
-    from infodiv.reports.serialize import write_json
 
     contrib = Contributions.load(run_dir)
     old_path = dest / "report.json"
     old = json.loads(old_path.read_text()) if old_path.is_file() else {"objectives": {}}
     merged = None
-    for obj in settings["objectives"]:
+    for i, obj in enumerate(settings["objectives"]):
         kw = objective_settings(settings, obj)
+        power = kw["power_replicates"] if kw["inference"] else 0
         if kw["power_replicates"] and contrib.n_members < MIN_POWER_MEMBERS:
             # the planted-XOR surrogate replaces 2 member pairs: no power run below M = 4
             kw = {**kw, "power_replicates": 0}
@@ -94,16 +142,27 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
             log(f"  curves {obj}: computed ({doc['timings_s'].get(obj, 0):.0f} s)")
         if merged is None:
             merged = doc
-            continue
-        merged["objectives"].update(doc["objectives"])
-        merged["timings_s"].update(doc.get("timings_s") or {})
-    merged["settings"]["objective"] = list(settings["objectives"])
-    merged["settings"]["zoo"] = settings
-    merged["run"]["dir"] = os.path.relpath(Path(run_dir).resolve(), dest.resolve())
-    dest.mkdir(parents=True, exist_ok=True)
-    write_json(old_path, merged)
+        else:
+            merged["objectives"].update(doc["objectives"])
+            merged["timings_s"].update(doc.get("timings_s") or {})
+        if "error" not in merged["objectives"][obj]:
+            _complete(merged, contrib, obj, power, first=i == 0, log=log)
+        # written after every objective (the others' stored entries kept): resumable
+        partial = {**merged, "objectives": {**old["objectives"], **merged["objectives"]}}
+        _write(dest, old_path, partial, settings, run_dir)
+    _write(dest, old_path, merged, settings, run_dir)
     (dest / "report.md").write_text(curves_markdown(merged))
     return [f"{obj}: {e['error']}" for obj, e in merged["objectives"].items() if "error" in e]
+
+
+def _write(dest: Path, path: Path, doc: dict, settings: dict, run_dir) -> None:
+    from infodiv.reports.serialize import jsonable, write_json
+
+    doc["settings"]["objective"] = list(settings["objectives"])
+    doc["settings"]["zoo"] = settings
+    doc["run"]["dir"] = os.path.relpath(Path(run_dir).resolve(), dest.resolve())
+    dest.mkdir(parents=True, exist_ok=True)
+    write_json(path, jsonable(doc))
 
 
 def _run_command(module: str, argv: list[str]) -> int:
@@ -191,20 +250,26 @@ def curve_summary(report_json) -> dict:
     """Per objective of a curves ``report.json``: the verdicts (the finding: detected and
     calibrated) with their power and shuffled-label rates (:func:`_verdict_detail`), the gain
     slope g(k) (all k and from k = 2) with its refitted interval, null-corrected value and
-    label-null p, and the BH-significant violation rate; ``{}`` when the file is absent."""
+    label-null p, and the BH-significant violation rate; ``{}`` when the file is absent. The
+    selection verdicts (``greedy_beats_random``, ``greedy_beats_prefix``) are listed with the
+    objective they were computed on (the first one), with ``selection_n_resamples``."""
     path = Path(report_json)
     if not path.is_file():
         return {}
     doc = json.loads(path.read_text())
+    sel = doc.get("selection") or {}
+    sel_inf = sel.get("inference") or {}
     out = {}
     for obj, entry in doc.get("objectives", {}).items():
         rep = entry.get("report") or {}
+        verdicts = dict(rep.get("verdicts") or {})
+        if obj == sel.get("objective"):
+            verdicts.update(sel_inf.get("verdicts") or {})
         slopes = {}
         for key, g in (("all", rep.get("gain_slope") or {}),
                        ("from_k2", (rep.get("gain_slope") or {}).get("from_k2") or {})):
             slopes[key] = {k: g.get(k) for k in ("slope", "ci", "corrected", "corrected_ci")}
             slopes[key]["p"] = (g.get("null") or {}).get("p")
-        verdicts = rep.get("verdicts") or {}
         out[obj] = {"verdicts": {k: v.get("finding", v.get("detected"))
                                  for k, v in verdicts.items()},
                     "verdict_details": {k: _verdict_detail(v) for k, v in verdicts.items()},
@@ -212,5 +277,42 @@ def curve_summary(report_json) -> dict:
                     "significant_violation_rate": (rep.get("dr") or {}).get(
                         "significant_violation_rate"),
                     "n_resamples": ((rep.get("gain_slope") or {}).get("from_k2") or {}).get(
-                        "n_bootstrap")}
+                        "n_bootstrap"),
+                    "power_replicates": (entry.get("zoo_settings") or {}).get(
+                        "power_replicates")}
+        if obj == sel.get("objective") and sel_inf:
+            out[obj]["selection_n_resamples"] = sel_inf.get("n_resamples")
+    return out
+
+
+def verdict_overview(records) -> dict:
+    """Per objective and verdict, across the models' ``curves`` summaries: how many models
+    carry it, detect it, have it as a finding (detected and calibrated), how many had a power
+    run, the range of the matched-case power and the largest shuffled-label rate, and the
+    models without a power run (their "not detected" is no test). Counts, not readings."""
+    out = {}
+    for r in records:
+        for obj, c in (r.get("curves") or {}).items():
+            for test, d in (c.get("verdict_details") or {}).items():
+                cell = out.setdefault(obj, {}).setdefault(test, {
+                    "n_models": 0, "n_detected": 0, "n_finding": 0, "n_powered": 0,
+                    "power_min": None, "power_max": None, "false_positive_max": None,
+                    "no_power": [], "findings": [], "detected_not_calibrated": []})
+                cell["n_models"] += 1
+                cell["n_detected"] += bool(d.get("detected"))
+                cell["n_finding"] += bool(d.get("finding"))
+                if d.get("finding"):
+                    cell["findings"].append(r["model"])
+                elif d.get("detected"):
+                    cell["detected_not_calibrated"].append(r["model"])
+                pw, fp = (d.get("power") or {}).get("rate"), (d.get("false_positive") or {}).get(
+                    "rate")
+                if pw is None:
+                    cell["no_power"].append(r["model"])
+                    continue
+                cell["n_powered"] += 1
+                cell["power_min"] = pw if cell["power_min"] is None else min(cell["power_min"], pw)
+                cell["power_max"] = pw if cell["power_max"] is None else max(cell["power_max"], pw)
+                if fp is not None:
+                    cell["false_positive_max"] = max(cell["false_positive_max"] or 0.0, fp)
     return out

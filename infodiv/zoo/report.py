@@ -26,7 +26,11 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    (:func:`infodiv.reports.curves.curves_report`) with the curve inference of
    :mod:`infodiv.inference` (:func:`infodiv.zoo.analyses.curves_settings`: accuracy at
    B = K = 200 example resamples / label permutations with 20 power surrogates of each kind,
-   Gaussian I(U_S;Y) at B = K = 50 without power, by default).
+   Gaussian I(U_S;Y) at B = K = 50 with 10 of each kind, by default; the diversity-effect and
+   selection verdicts with their power; entries written before those verdicts existed are
+   completed without recomputing them: :func:`infodiv.zoo.analyses.run_analyses`).
+   ``summary.json`` rows carry the held-out accuracy's Wilson interval (``accuracy_wilson95``),
+   ``across.json`` the verdict counts (:func:`infodiv.zoo.analyses.verdict_overview`).
 
 :mod:`infodiv.zoo.summary` and :mod:`infodiv.zoo.across` then aggregate the records across
 depth and seeds (seed-and-example intervals, growth laws, Table 1, truncated vs trained depth).
@@ -40,7 +44,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .analyses import curve_summary, curves_settings, reduce_curves, run_analyses
+from .analyses import (
+    curve_summary,
+    curves_settings,
+    reduce_curves,
+    run_analyses,
+    verdict_overview,
+)
 
 __all__ = ["checkpoints", "extract_heldout", "headline", "information_inference",
            "curves_settings", "run_analyses", "curve_summary", "zoo_figures", "report_zoo"]
@@ -124,6 +134,13 @@ def headline(contrib, *, info_method: str = "gaussian", random_state: int = 0) -
         out["information"].update(label_entropy=h_y, flag_mi_exceeds_label_entropy=bool(
             out["information"]["joint"] > h_y))
     return out
+
+
+def _wilson(k: int, n: int) -> list[float]:
+    """Wilson 95% interval of a held-out accuracy k / n (binomial over the examples)."""
+    from infodiv.inference.power import wilson_interval
+
+    return [float(v) for v in wilson_interval(k, n)]
 
 
 def _plain(x):
@@ -283,6 +300,8 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         row["reduced_inference"] = int(reduced_size) if small else None
         row.update(_cached_figures(contrib, out / name / "figures.json", info_method,
                                    b_info, max(19, k_info) if k_info else 0))
+        correct = int((contrib.logits.argmax(1) == contrib.labels).sum())
+        row["accuracy_wilson95"] = _wilson(correct, contrib.n_examples)
         if contrib.u.shape[1] != row["n_members"]:
             raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
                              f"record says {row['n_members']}")
@@ -320,7 +339,8 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
                   "gap_regression": {d: gap_regression(records, points, reps, diversity=d)
                                      for d in ("sq_diversity", "ce_diversity")},
                   "truncated_vs_depth": truncated_vs_depth(records, points, reps),
-                  "prefix_curves": [prefix_curve(points, reps, m) for m in deepest]}
+                  "prefix_curves": [prefix_curve(points, reps, m) for m in deepest],
+                  "verdicts": verdict_overview(records)}
     (out / "summary.json").write_text(json.dumps(records, indent=1))
     write_summary(records, out, across=across)
     return records

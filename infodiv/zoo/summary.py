@@ -222,7 +222,9 @@ def _figure(rows, path) -> None:
 def write_summary(records, out, across=None) -> dict:
     """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``; with
     ``across`` (the :mod:`infodiv.zoo.across` document) also ``across.json``, its markdown
-    sections (:func:`infodiv.zoo.across_md.across_markdown`) and ``depth_params.png``."""
+    sections (:func:`infodiv.zoo.across_md.across_markdown`) and ``depth_params.png``; and
+    ``README.md`` from ``README.template.md`` when ``out`` has one, every double-brace
+    placeholder filled from the JSON (:func:`infodiv.reports.markdown.fill_numbers`)."""
     out = Path(out)
     rows, t1 = seed_summary(records), table1(records)
     doc = {"by_depth": rows, "table1": t1, "prefix_vs_depth": prefix_vs_depth(records),
@@ -239,4 +241,9 @@ def write_summary(records, out, across=None) -> dict:
     (out / "summary.md").write_text(text)
     if rows:
         _figure(rows, out / "depth.png")
+    template = out / "README.template.md"
+    if template.is_file():   # the reading's numbers filled from the JSON just written
+        from infodiv.reports.markdown import fill_numbers
+
+        (out / "README.md").write_text(fill_numbers(template.read_text(), out))
     return doc
