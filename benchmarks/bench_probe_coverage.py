@@ -47,6 +47,11 @@ calls the latter to skip the zoo's other figures (tests/test_probe_coverage.py c
 two agree). Replicates are saved every 10 under ``--state`` (git-ignored); a rerun with the
 same settings resumes and says so; ``--replicates`` can be raised later (replicate i keeps its
 seed).
+
+The committed benchmarks/results/probe_coverage.json: n = 2000, B = 100 (the zoo's resample
+count), M = 5 and 17 at R = 200 and M = 33 at R = 100 (its replicates cost 6 CPU s each), 500
+expectation datasets (``--members 5 17 --replicates 200 --expectation 500``, then
+``--members 33 --replicates 100 --expectation 500``).
 """
 
 from __future__ import annotations
@@ -216,8 +221,10 @@ def summarise(reps: dict, expect: np.ndarray, truth: float, truth_se: float) -> 
     return out
 
 
-def run_config(n_members: int, args, seed: np.random.SeedSequence, log=print) -> dict:
-    """Every figure of one M (resumes from ``args.state``)."""
+def run_config(n_members: int, args, seed: np.random.SeedSequence, previous=None,
+               log=print) -> dict:
+    """Every figure of one M (resumes from ``args.state``; ``previous``: this M's entry of an
+    earlier output, whose coverage CPU time is kept when the state predates storing it)."""
     from tqdm import tqdm
 
     q = snr_factor(n_members)
@@ -228,12 +235,15 @@ def run_config(n_members: int, args, seed: np.random.SeedSequence, log=print) ->
     key = {"n": args.n, "members": n_members, "resamples": args.resamples, "signal": signal,
            "seed": list(map(int, seed.spawn_key)), "entropy": int(seed.entropy), "version": 1}
     state = Path(args.state) / f"M{n_members}.npz"
-    done = {f: [] for f in FIELDS}
+    done, cpu_before = {f: [] for f in FIELDS}, 0.0
     if state.is_file() and not args.force:
         with np.load(state, allow_pickle=False) as z:
             if json.loads(str(z["key"])) == key:
                 done = {f: list(z[f]) for f in FIELDS}
                 log(f"M = {n_members}: resuming after {len(done['point'])} replicates ({state})")
+                cpu_before = float(z["cpu_s"]) if "cpu_s" in z.files else float("nan")
+    if np.isnan(cpu_before) and previous and previous.get("replicates") == len(done["point"]):
+        cpu_before = previous["cpu_s"].get("coverage", previous["cpu_s"].get("coverage_this_run"))
     t0 = time.process_time()
     seeds = cover_seed.spawn(args.replicates)
     for i in tqdm(range(len(done["point"]), args.replicates), desc=f"M={n_members}",
@@ -243,8 +253,9 @@ def run_config(n_members: int, args, seed: np.random.SeedSequence, log=print) ->
             done[f].append(row[f])
         if (i + 1) % 10 == 0 or i + 1 == args.replicates:
             state.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(state, key=json.dumps(key), **{f: np.asarray(done[f]) for f in FIELDS})
-    cover_cpu = time.process_time() - t0
+            np.savez(state, key=json.dumps(key), cpu_s=cpu_before + time.process_time() - t0,
+                     **{f: np.asarray(done[f]) for f in FIELDS})
+    cover_cpu = cpu_before + time.process_time() - t0
     t0 = time.process_time()
     expect = expectation_points(expect_seed, args.expectation, args.n, n_members, signal)
     population = population_check(pop_seed, args.population, n_members, signal)
@@ -252,11 +263,12 @@ def run_config(n_members: int, args, seed: np.random.SeedSequence, log=print) ->
     reps = {f: np.asarray(done[f][: args.replicates], np.float64) for f in FIELDS}
     doc = {"members": n_members, "n": args.n, "classes": N_CLASSES, "rho": RHO,
            "signal_scale": signal, "posterior_snr": snr, "replicates": args.replicates,
-           "resamples": args.resamples, "level": LEVEL,
+           "n_resamples": args.resamples, "level": LEVEL,
            "population_probe": {"value": population, "fit_rows": args.population,
                                 "scored_rows": args.population},
            **summarise(reps, expect, truth, truth_se),
-           "cpu_s": {"coverage_this_run": cover_cpu, "expectation_and_population": extra_cpu},
+           "cpu_s": {"coverage": cover_cpu, "coverage_per_replicate": cover_cpu / args.replicates,
+                     "expectation_and_population": extra_cpu},
            "replicate_values": {f: reps[f] for f in FIELDS}}
     return doc
 
@@ -294,7 +306,7 @@ def main(argv=None) -> int:
     configs = {c["members"]: c for c in doc.get("configs", [])}
     roots = np.random.SeedSequence(args.seed).spawn(max(args.members) + 1)
     for m in args.members:
-        configs[m] = run_config(m, args, roots[m])
+        configs[m] = run_config(m, args, roots[m], previous=configs.get(m))
         doc = {"benchmark": "probe_coverage", "description": __doc__.split("\n\n")[2],
                "targets": {"expectation": "E[point] at this n: mean point over independent "
                                           "datasets", "information": "I(U;Y) = the probe's "
