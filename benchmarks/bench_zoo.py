@@ -147,6 +147,26 @@ def bench_finetune(steps: int, *, train_top: int = 4, max_len: int = 64, batch_s
     return doc
 
 
+def verdict_costs(path: Path) -> dict:
+    """Measured cost of the session-11 verdict runs from their ``costs.jsonl`` (one record per
+    model and invocation: process CPU and wall seconds, one thread, nice 19): ``acc`` = the
+    accuracy entry's added verdicts (``python -m infodiv.inference.added``), ``full`` / none =
+    ``run_analyses`` curves (the Gaussian I(U_S;Y) rerun with power + any verdict still to
+    add)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    totals = {}
+    for r in rows:
+        mode = r.get("mode", "full")
+        t = totals.setdefault(mode, {"n": 0, "cpu_s": 0.0, "wall_s": 0.0})
+        t["n"] += 1
+        t["cpu_s"] += r["cpu_s"]
+        t["wall_s"] += r["wall_s"]
+    return {"what": verdict_costs.__doc__.split("\n\n")[0].replace("\n    ", " "),
+            "rows": [{k: r.get(k) for k in ("model", "mode", "cpu_s", "wall_s", "end")}
+                     for r in rows],
+            "totals": totals, "total_cpu_s": sum(t["cpu_s"] for t in totals.values())}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=20, help="timed steps per architecture")
@@ -158,7 +178,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "zoo.json")
     ap.add_argument("--recorded-only", action="store_true",
                     help="no timing: refresh 'recorded' (and its totals) in the existing --out")
+    ap.add_argument("--verdict-costs", type=Path, default=None,
+                    help="no timing: record a costs.jsonl of the verdict runs into the "
+                         "existing --out (session11_verdicts)")
     args = ap.parse_args(argv)
+    if args.verdict_costs is not None:
+        doc = json.loads(args.out.read_text()) if args.out.is_file() else {}
+        doc["session11_verdicts"] = verdict_costs(args.verdict_costs)
+        args.out.write_text(json.dumps(doc, indent=1))
+        print(f"wrote {args.out} (verdict costs: {doc['session11_verdicts']['totals']})")
+        return 0
     if args.recorded_only:
         doc = json.loads(args.out.read_text()) if args.out.is_file() else {}
         doc["recorded"] = recorded(args.root)

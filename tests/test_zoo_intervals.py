@@ -232,11 +232,15 @@ def test_reused_curves_entry_is_completed_as_a_fresh_run_writes_it(tmp_path):
     assert set(summary["verdicts"]) >= {"diversity_effect", "greedy_beats_random",
                                         "greedy_beats_prefix", "diminishing_returns"}
     assert summary["selection_n_resamples"] == 50 and summary["power_replicates"] == 4
+    assert summary["diversity_null_check"]["p_equal"]       # same arrays: the null reproduces
+    assert summary["diversity_null_check"]["null_mean_relative_difference"] < 1e-9
     records = [{"model": "m", "curves": {"accuracy": summary}},
                {"model": "m3", "curves": {"accuracy": {"verdict_details": {
                    "diversity_effect": {"detected": False, "finding": False}}}}}]
     over = verdict_overview(records)["accuracy"]["diversity_effect"]
     assert over["n_models"] == 2 and over["n_powered"] == 1 and over["no_power"] == ["m3"]
     assert over["power_min"] == summary["verdict_details"]["diversity_effect"]["power"]["rate"]
+    assert over["n_added"] == 1 and over["n_null_p_equal"] == 1 and over["missing"] == []
+    assert verdict_overview(records)["accuracy"]["greedy_beats_random"]["missing"] == ["m3"]
     table = _added_verdicts(records)
     assert "| m3 | accuracy | no | - | - | - | - | - | - | - | - |" in table

@@ -282,23 +282,43 @@ def curve_summary(report_json) -> dict:
                         "power_replicates")}
         if obj == sel.get("objective") and sel_inf:
             out[obj]["selection_n_resamples"] = sel_inf.get("n_resamples")
+        check = ((rep.get("diversity") or {}).get("verdict_null_check") or {}).get("beta")
+        if check:   # added to a stored entry: did its stored label null of beta reproduce?
+            m0, m1 = check["stored_null_mean"], check["recomputed_null_mean"]
+            out[obj]["diversity_null_check"] = {
+                "p_equal": bool(check["stored_p"] == check["recomputed_p"]),
+                "null_mean_relative_difference": abs(m1 - m0) / abs(m0) if m0 else abs(m1)}
     return out
 
 
 def verdict_overview(records) -> dict:
     """Per objective and verdict, across the models' ``curves`` summaries: how many models
     carry it, detect it, have it as a finding (detected and calibrated), how many had a power
-    run, the range of the matched-case power and the largest shuffled-label rate, and the
-    models without a power run (their "not detected" is no test). Counts, not readings."""
+    run (and of those how many have it as a finding), the range of the matched-case power and
+    the largest shuffled-label rate, the models without a power run or with power 0
+    (``power_zero``: the matched case never detected; a "not detected" of either is no test)
+    and those whose entry lacks the verdict (``missing``); for ``diversity_effect`` added to a
+    stored entry (:func:`_complete`) how many were added, in how many the rerun label null of
+    beta gave the stored p, and the largest relative difference of its null mean. Counts, not
+    readings."""
     out = {}
     for r in records:
         for obj, c in (r.get("curves") or {}).items():
             for test, d in (c.get("verdict_details") or {}).items():
                 cell = out.setdefault(obj, {}).setdefault(test, {
                     "n_models": 0, "n_detected": 0, "n_finding": 0, "n_powered": 0,
+                    "n_finding_powered": 0,
                     "power_min": None, "power_max": None, "false_positive_max": None,
-                    "no_power": [], "findings": [], "detected_not_calibrated": []})
+                    "no_power": [], "power_zero": [], "findings": [],
+                    "detected_not_calibrated": []})
                 cell["n_models"] += 1
+                check = c.get("diversity_null_check")
+                if test == "diversity_effect" and check:
+                    cell["n_added"] = cell.get("n_added", 0) + 1
+                    cell["n_null_p_equal"] = cell.get("n_null_p_equal", 0) + check["p_equal"]
+                    cell["null_mean_relative_difference_max"] = max(
+                        cell.get("null_mean_relative_difference_max", 0.0),
+                        check["null_mean_relative_difference"])
                 cell["n_detected"] += bool(d.get("detected"))
                 cell["n_finding"] += bool(d.get("finding"))
                 if d.get("finding"):
@@ -311,8 +331,15 @@ def verdict_overview(records) -> dict:
                     cell["no_power"].append(r["model"])
                     continue
                 cell["n_powered"] += 1
+                cell["n_finding_powered"] += bool(d.get("finding"))
+                if pw == 0:   # the matched case is never detected: a 'no' here is no test
+                    cell["power_zero"].append(r["model"])
                 cell["power_min"] = pw if cell["power_min"] is None else min(cell["power_min"], pw)
                 cell["power_max"] = pw if cell["power_max"] is None else max(cell["power_max"], pw)
                 if fp is not None:
                     cell["false_positive_max"] = max(cell["false_positive_max"] or 0.0, fp)
+    for obj, tests in out.items():   # models whose entry of obj does not carry the verdict
+        for test, cell in tests.items():
+            cell["missing"] = [r["model"] for r in records if obj in (r.get("curves") or {})
+                               and test not in r["curves"][obj].get("verdict_details", {})]
     return out
