@@ -80,3 +80,18 @@ def test_ratio_table_and_targets():
 def test_bad_input(a, b):
     with pytest.raises(ValueError):
         paired_ratio(a, b)
+
+
+def test_committed_matrix_verdicts_follow_from_its_timings():
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "extract_matrix.json"
+    doc = json.loads(path.read_text())
+    for label, task in doc["tasks"].items():
+        peers = list(task["peers_agreement_first_batch"])
+        table = ratio_table(task["cpu_s"], peers)   # from the stored (rounded) CPU seconds
+        for key, stat in table["paired"].items():
+            assert stat["geometric_mean"] == pytest.approx(
+                task["ratios"]["paired"][key]["geometric_mean"], rel=1e-3)
+        assert targets_met({label: {"ratios": table}})[label] == doc["targets_met"][label]
+        assert task["max_exactness_error"] < 1e-4
