@@ -43,13 +43,14 @@ run() {   # name, seconds, command...
         status=1
     fi
 }
-common=(--n 256 --batch-size 16 --reps 3 --threads 1 --profile 0 --tl-python "$TL")
+common=(--configs zero_shot,zero_shot_chat --n 256 --chat-n 128 --batch-size 16 --reps 5 --threads 1
+        --profile 0 --tl-python "$TL")
 run bf16 240 "$PY" benchmarks/bench_extract.py --device cuda --dtype bfloat16 "${common[@]}" \
     --out "$OUT/extract_cuda_bf16.json"
 run fp32 240 "$PY" benchmarks/bench_extract.py --device cuda --dtype float32 "${common[@]}" \
     --out "$OUT/extract_cuda_fp32.json"
 run device_map 180 "$PY" benchmarks/bench_extract.py --device device_map --dtype bfloat16 \
-    --n 64 --batch-size 16 --reps 1 --threads 1 --profile 0 --tl-python "" \
+    --configs zero_shot --n 64 --batch-size 16 --reps 1 --threads 1 --profile 0 --tl-python "" \
     --out "$OUT/extract_cuda_device_map.json"
 run cuda_tests 300 "$PY" -m pytest -q -rs tests/test_extract_cuda.py -p no:cacheprovider \
     > "$OUT/cuda_tests.log" 2>&1
