@@ -73,3 +73,45 @@ def test_block_reports_carry_the_added_verdicts(folder):
     assert all(0 <= v["power"]["rate"] <= 1 for v in verdicts.values())
     first = doc["settings"]["objective"][0]
     assert parts[first]["added_selection"]["commit"]
+
+
+ZOO = RESULTS / "zoo"
+ZOO_MODELS = sorted(p.parent.parent.name for p in ZOO.glob("*/curves/report.json"))
+
+
+def test_zoo_curves_carry_every_verdict_with_its_power():
+    """Every zoo model's curves report has, per objective, the three diminishing-returns
+    verdicts and the diversity effect, and on the first objective the two selection verdicts,
+    each with power and shuffled-label rate wherever its entry ran power surrogates; the
+    models without a power run are exactly those across.json lists (the README quotes them);
+    summary.json quotes the reports' findings and powers (removing a verdict or its power from
+    a report, or a model from the lists, goes red)."""
+    from infodiv.zoo.analyses import curve_summary, verdict_overview
+
+    records = {r["model"]: r for r in json.loads((ZOO / "summary.json").read_text())}
+    assert len(ZOO_MODELS) == 28 and sorted(records) == ZOO_MODELS
+    across = json.loads((ZOO / "across.json").read_text())["verdicts"]
+    assert verdict_overview(records.values()) == across
+    first = next(iter(across))
+    assert first == "accuracy" and all(not c["missing"] for c in across[first].values())
+    curve = ("diminishing_returns", "dr_mean_difference_positive", "violations")
+    for name in ZOO_MODELS:
+        path = ZOO / name / "curves" / "report.json"
+        doc = json.loads(path.read_text())
+        assert records[name]["curves"] == curve_summary(path), name
+        for i, (obj, entry) in enumerate(doc["objectives"].items()):
+            verdicts = entry["report"]["verdicts"]
+            tests = {t: verdicts.get(t) for t in (*curve, "diversity_effect")}
+            if i == 0:
+                tests.update(doc["selection"]["inference"]["verdicts"])
+            powered = entry["zoo_settings"]["power_replicates"] > 0
+            for test, v in tests.items():
+                no_power = name in across[obj][test]["no_power"]
+                if v is None:      # an entry not rerun: listed as missing (the README quotes it)
+                    assert i > 0 and name in across[obj][test]["missing"], (name, obj, test)
+                    continue
+                if test in curve and not powered:
+                    assert v["power"] is None and no_power, (name, obj, test)
+                    continue
+                assert 0 <= v["power"]["rate"] <= 1 and 0 <= v["false_positive"]["rate"] <= 1
+                assert not no_power, (name, obj, test)
