@@ -115,12 +115,15 @@ def sides(st, model, tok, variants, pad_id, dev, batch_size):
 
     seqs, batches, task, chat = st["seqs"], st["batches"], st["task"], st["chat_template"]
     same = st["prefix"]
+
+    def plain():
+        return plain_forward(model, seqs, batches, pad_id, keep_last=True)
+
     out = {
-        "plain": lambda: plain_forward(model, seqs, batches, pad_id, keep_last=True),
-        "plain_same_work": (
-            (lambda: plain_forward(model, seqs, st["prefix_batches"], pad_id, keep_last=True,
-                                   prefix=same())) if same is not None else
-            (lambda: plain_forward(model, seqs, batches, pad_id, keep_last=True))),
+        "plain": plain,
+        "plain_same_work": plain if same is None else (   # no shared prefix: the same work
+            lambda: plain_forward(model, seqs, st["prefix_batches"], pad_id, keep_last=True,
+                                  prefix=same())),
         "extract": lambda: extract(model, tok, task, batch_size=batch_size, progress=False,
                                    chat_template=chat),
         "extract_no_savings": lambda: extract(model, tok, task, batch_size=batch_size,

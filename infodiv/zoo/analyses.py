@@ -307,10 +307,8 @@ def verdict_overview(records) -> dict:
             for test, d in (c.get("verdict_details") or {}).items():
                 cell = out.setdefault(obj, {}).setdefault(test, {
                     "n_models": 0, "n_detected": 0, "n_finding": 0, "n_powered": 0,
-                    "n_finding_powered": 0,
-                    "power_min": None, "power_max": None, "false_positive_max": None,
-                    "no_power": [], "power_zero": [], "findings": [],
-                    "detected_not_calibrated": []})
+                    "n_finding_powered": 0, "no_power": [], "power_zero": [], "findings": [],
+                    "detected_not_calibrated": [], "_powers": [], "_false_positives": []})
                 cell["n_models"] += 1
                 check = c.get("diversity_null_check")
                 if test == "diversity_effect" and check:
@@ -334,12 +332,14 @@ def verdict_overview(records) -> dict:
                 cell["n_finding_powered"] += bool(d.get("finding"))
                 if pw == 0:   # the matched case is never detected: a 'no' here is no test
                     cell["power_zero"].append(r["model"])
-                cell["power_min"] = pw if cell["power_min"] is None else min(cell["power_min"], pw)
-                cell["power_max"] = pw if cell["power_max"] is None else max(cell["power_max"], pw)
+                cell["_powers"].append(pw)
                 if fp is not None:
-                    cell["false_positive_max"] = max(cell["false_positive_max"] or 0.0, fp)
+                    cell["_false_positives"].append(fp)
     for obj, tests in out.items():   # models whose entry of obj does not carry the verdict
         for test, cell in tests.items():
+            pws, fps = cell.pop("_powers"), cell.pop("_false_positives")
+            cell |= {"power_min": min(pws, default=None), "power_max": max(pws, default=None),
+                     "false_positive_max": max(fps, default=None)}
             cell["missing"] = [r["model"] for r in records if obj in (r.get("curves") or {})
                                and test not in r["curves"][obj].get("verdict_details", {})]
     return out

@@ -44,6 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from infodiv.inference.power import wilson_interval
+
 from .analyses import (
     curve_summary,
     curves_settings,
@@ -134,13 +136,6 @@ def headline(contrib, *, info_method: str = "gaussian", random_state: int = 0) -
         out["information"].update(label_entropy=h_y, flag_mi_exceeds_label_entropy=bool(
             out["information"]["joint"] > h_y))
     return out
-
-
-def _wilson(k: int, n: int) -> list[float]:
-    """Wilson 95% interval of a held-out accuracy k / n (binomial over the examples)."""
-    from infodiv.inference.power import wilson_interval
-
-    return [float(v) for v in wilson_interval(k, n)]
 
 
 def _plain(x):
@@ -300,8 +295,9 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
         row["reduced_inference"] = int(reduced_size) if small else None
         row.update(_cached_figures(contrib, out / name / "figures.json", info_method,
                                    b_info, max(19, k_info) if k_info else 0))
-        correct = int((contrib.logits.argmax(1) == contrib.labels).sum())
-        row["accuracy_wilson95"] = _wilson(correct, contrib.n_examples)
+        correct = int((contrib.logits.argmax(1) == contrib.labels).sum())   # Wilson 95%
+        row["accuracy_wilson95"] = [float(v) for v in wilson_interval(correct,
+                                                                      contrib.n_examples)]
         if contrib.u.shape[1] != row["n_members"]:
             raise ValueError(f"{name}: extraction gave M={contrib.u.shape[1]} members, the "
                              f"record says {row['n_members']}")
