@@ -22,7 +22,7 @@ import torch
 from .architectures import BoundArch, unembedding
 from .capture import WriteRecorder
 from .projection import head_params, members_for, neuron_params, project
-from .readout import EXACTNESS_RTOL, exactness_against_model
+from .readout import EXACTNESS_RTOL, ExactnessError, exactness_against_model
 from .savings import (
     LastBlockPruner,
     PrefixCache,
@@ -81,6 +81,7 @@ class BatchRunner:
         self.savings = bool(savings)
         self.pruner = LastBlockPruner(arch) if self.savings else None
         self.prefix, self.prefix_ids = None, []
+        self.first_batch = None   # the plan's first batch (extract sets it)
         self.report: dict = {"enabled": self.savings, "prefix_cache_tokens": 0,
                              "last_block_pruned": False, "reference_check": None}
 
@@ -118,6 +119,9 @@ class BatchRunner:
         p, reason = shared_prefix(cut), cache_refusal(self.arch)
         if reason is None and p == 0:
             reason = "no token prefix shared by every prompt"
+        elif reason is None and p * (len(cut) - 1) <= min(len(s) for s in cut):
+            reason = (f"the {p}-token shared prefix saves {p * (len(cut) - 1)} tokens, no more "
+                      "than its check (one prompt alone) costs")
         self.prefix_ids = list(cut[0][:p]) if reason is None else []
         n, self._cut_tokens = len(self.prefix_ids), int(sum(len(s) for s in cut))
         self.report.update(prefix_cache_tokens=n, prefix_cache=reason or "used",
@@ -133,11 +137,17 @@ class BatchRunner:
         if not self.savings or self.report.get("reference_check") is not None:
             return self._run(seqs, position, self.savings)
         try:
+            if not self.prefix_ids:   # only the pruning saves: this batch is the real forward
+                out = self._run(seqs, position, True, verify=True)
+                if self.first_batch is not None and seqs != self.first_batch:
+                    # a resumed run's first batch is not the plan's: give it the pruned
+                    # forward's numbers, as in a run that was never interrupted
+                    out = self._run(seqs, position, True)
+                return out
             cut, _ = cut_after(seqs, position)
             r = int(np.argmin([len(s) for s in cut]))    # the most padded row
             ref, cache = self._reference(seqs[r], int(np.asarray(position)[r]))
-            if self.prefix_ids:
-                self._make_prefix(cache, len(seqs[r]))
+            self._make_prefix(cache, len(seqs[r]))
             out = self._run(seqs, position, True)
             self._check(r, len(seqs[r]), ref, out)
             return out
@@ -192,9 +202,8 @@ class BatchRunner:
         """The saved forward's row ``r`` against the real forward ``ref``: its own option
         logits within the dtype's tolerance (else :class:`ExactnessError`: fall back); the
         error of Σu + bias is recorded too (a wrong family row is the runner's error)."""
-        dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
-        rtol = EXACTNESS_RTOL.get(dtype, 1e-4)
-        check = {"batch_row": r, "tokens": tokens, "rtol": rtol}
+        dtype, rtol = self._rtol()
+        check = {"kind": "one prompt alone", "batch_row": r, "tokens": tokens, "rtol": rtol}
         self.report["reference_check"] = check
         if not np.isfinite(ref).all():   # the model itself fails: the runner reports it
             check["non_finite_reference"] = True
@@ -205,6 +214,32 @@ class BatchRunner:
                                          np.inf)
         check.update(max_abs_error_model_logits=float(own[0]),
                      max_abs_error_sum_u=float(summed[0]))
+
+    def _rtol(self) -> tuple[str, float]:
+        dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
+        return dtype, EXACTNESS_RTOL.get(dtype, 1e-4)
+
+    def _check_verified(self, verify, out, tokens: int) -> None:
+        """The first batch's real forward: the pruned modules' read rows alone against their
+        outputs there (:meth:`LastBlockPruner.verify`; beyond the dtype's tolerance, or not the
+        last block execution: :class:`ExactnessError`, the savings fall back); Σu + bias
+        against the model's own logits on every row is recorded too."""
+        dtype, rtol = self._rtol()
+        e = verify.errors()
+        check = {"kind": "first batch, real forward", "rows": int(out[0].shape[0]),
+                 "tokens": tokens, "rtol": rtol, "pruned_modules_checked": e["modules"],
+                 "max_abs_error_pruned_modules": e["max_abs_error"],
+                 "pruned_module_last_execution": e["last_execution"]}
+        self.report["reference_check"] = check
+        summed = exactness_against_model(out[0], self.bias(), out[2], self.arch.softcap, np.inf)
+        check["max_abs_error_sum_u"] = float(summed.max())
+        tol = rtol * (1 + e["max_abs_output"])
+        if not e["last_execution"] or not e["max_abs_error"] <= tol:
+            raise ExactnessError(
+                f"last-block pruning: {e['modules']} pruned module call(s) seen (at the last "
+                f"block execution: {e['last_execution']}), their read "
+                f"rows alone differ by {e['max_abs_error']:.3g} (tolerance {tol:.3g}, rtol "
+                f"{rtol:g}, dtype {dtype}, family {self.arch.family!r})")
 
     def _inputs(self, seqs, position, savings: bool):
         """Forward keyword arguments and the read column of every row."""
@@ -227,15 +262,18 @@ class BatchRunner:
             kw["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0).to(self.in_device)
         return kw, read_index([len(s) for s in seqs], t, position)
 
-    def _run(self, seqs, position, savings: bool):
+    def _run(self, seqs, position, savings: bool, verify: bool = False):
+        """One batch; ``savings``: cut and cached inputs, the last block pruned — or, with
+        ``verify``, unpruned while :meth:`LastBlockPruner.verify` records the pruning's check."""
         kw, index = self._inputs(seqs, position, savings)
         rec = WriteRecorder(self.arch, heads=self.granularity == "head",
                             neurons=self.granularity == "neuron", device=self.collect,
                             index=index, experts=self.granularity == "expert")
         store: dict = {}
         handles = self._hooks(index, store)
-        prune = (self.pruner.at(index, kw["input_ids"].shape[1]) if savings
-                 else contextlib.nullcontext())
+        width = kw["input_ids"].shape[1]
+        prune = (self.pruner.verify(self.arch.distinct_blocks, index, width) if verify
+                 else self.pruner.at(index, width) if savings else contextlib.nullcontext())
         try:
             with torch.inference_mode(), rec, prune:
                 out = self.model(**kw).logits[:, 0, :]
@@ -243,7 +281,7 @@ class BatchRunner:
         finally:
             for h in handles:
                 h.remove()
-        if savings:
+        if savings and not verify:
             self.report["last_block_pruned"] = self.pruner.pruned > 0
         model_logits = model_logits.to(self.collect, torch.float32)
         if self.arch.softcap is not None:   # pre-cap logits: the raw head output × multiplier
@@ -259,5 +297,8 @@ class BatchRunner:
         with torch.inference_mode():
             u, scale = project(rec.writes, self.arch, self.granularity, self.w_opt,
                                self.heads, self.neurons)
-        return (u.cpu().numpy(), logits.cpu().numpy(), model_logits.cpu().numpy(),
-                scale.cpu().numpy())
+        out = (u.cpu().numpy(), logits.cpu().numpy(), model_logits.cpu().numpy(),
+               scale.cpu().numpy())
+        if verify:
+            self._check_verified(prune, out, int(kw["attention_mask"].sum()))
+        return out

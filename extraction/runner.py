@@ -299,6 +299,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         shards = store.plan
         batches = [b for s in shards for b in s]
 
+    runner.first_batch = [seqs[int(i)] for i in batches[0]]   # where the savings' check runs
     u = logits = scale = None
     err, ref_max = np.empty(n), np.empty(n)
     bar = tqdm(total=n, unit="ex", desc=f"extract {getattr(task, 'name', 'task')}",

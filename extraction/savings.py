@@ -26,11 +26,23 @@ the matrix products change):
   With layer sharing only the last execution of the last block is pruned. Saving: about
   ``(o_proj + MLP) / block`` of one block in ``L`` (SmolLM2-135M: 84 % of one of 30 blocks).
 
-Every extraction checks the savings against a real forward: the most padded prompt of the first
-batch is also run alone, unpruned and uncached (its cache gives the prefix's keys and values),
-and its option logits must match the saved forward's within the dtype's tolerance; otherwise
-the savings are switched off for the run (a warning, the numbers in ``meta["savings"]``). The
-error of Σu + bias against it is recorded too. Its cost is one prompt.
+Every extraction checks the savings against a real forward of the model, on its first batch:
+
+- **with a shared prefix**, the most padded prompt of the first batch is also run alone,
+  unpruned and uncached (its cache gives the prefix's keys and values, so the prefix is still
+  run once), and its option logits must match the saved forward's within the dtype's
+  tolerance; the error of Σu + bias against it is recorded too. Its cost is that prompt's
+  suffix once more;
+- **without one** (only the pruning saves work), the first batch itself runs unpruned — a real
+  forward, against whose logits every one of its examples is checked — while
+  :meth:`LastBlockPruner.verify` records what the pruning relies on, on that batch's own
+  activations: the pruned modules (attention output projection, MLP) of the last block
+  execution, fed only the read rows, give the outputs they give at those rows when fed every
+  position, and that execution is the last block execution of the forward. It costs no
+  extra forward (only the pruning's saving on the first batch, and two single-row module calls).
+
+Otherwise the savings are switched off for the run (a warning, the numbers in
+``meta["savings"]``).
 """
 
 from __future__ import annotations
@@ -172,6 +184,11 @@ class LastBlockPruner:
     def at(self, index: torch.Tensor, width: int) -> _Hooks:
         return _Hooks(self, index, width)
 
+    def verify(self, blocks, index: torch.Tensor, width: int) -> _Verify:
+        """A context that prunes nothing and records, on the forward run inside it, what the
+        pruning relies on (see :class:`_Verify`); ``blocks``: the distinct block modules."""
+        return _Verify(self, blocks, index, width)
+
 
 class _Hooks:
     def __init__(self, pruner: LastBlockPruner, index: torch.Tensor, width: int):
@@ -200,3 +217,60 @@ class _Hooks:
         for h in self.handles:
             h.remove()
         self.handles = []
+
+
+class _Verify:
+    """Forward hooks on the pruned modules of an unpruned forward: at the last block execution
+    they keep each module's read rows (input and output); :meth:`errors` then feeds the module
+    those input rows alone (``[B, 1, ·]``, as :class:`_Hooks` does) and compares the outputs.
+    Pre-hooks on every block count the executions: the pruned one must be the last."""
+
+    def __init__(self, pruner: LastBlockPruner, blocks, index: torch.Tensor, width: int):
+        self.p, self.blocks, self.index, self.width = pruner, list(blocks), index, width
+        self.count, self.executions, self.handles = 0, 0, []
+        self.kept: list = []   # (module, read-row input [B, 1, d], rest of args, output rows)
+
+    def _count(self, module, args):
+        self.count += 1
+
+    def _execution(self, module, args):
+        self.executions += 1
+
+    def _keep(self, module, args, kwargs, output):
+        x = args[0] if args else None
+        if (self.count != self.p.total or not isinstance(x, torch.Tensor) or x.ndim != 3
+                or x.shape[1] != self.width):
+            return
+        rows = torch.arange(x.shape[0], device=x.device)
+        at = self.index.to(x.device)
+        y = output[0] if isinstance(output, tuple) else output
+        self.kept.append((module, x[rows, at][:, None, :], tuple(args[1:]), dict(kwargs),
+                          y[rows, at].float(), (rows, at), self.executions))
+
+    def __enter__(self):
+        self.handles = [self.p.block.register_forward_pre_hook(self._count)]
+        self.handles += [b.register_forward_pre_hook(self._execution) for b in self.blocks]
+        self.handles += [m.register_forward_hook(self._keep, with_kwargs=True)
+                         for m in self.p.targets]
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def errors(self) -> dict:
+        """``{"modules", "max_abs_error", "max_abs_output", "last_execution"}`` (call after the
+        forward, outside the context: the module calls run without any hook)."""
+        err, big = 0.0, 0.0
+        for module, x, rest, kwargs, y, (rows, at), _ in self.kept:
+            with torch.inference_mode():
+                cut = module(x, *rest, **kwargs)
+            cut = cut[0] if isinstance(cut, tuple) else cut
+            # [B, 1, ·]; or [B, T, ·] where the module adds a full-width residual argument
+            # (BLOOM, MPT): the pruned forward reads it at the read row, so does the check
+            cut = (cut[:, 0] if cut.shape[1] == 1 else cut[rows, at]).float()
+            err = max(err, float((cut - y).abs().max()))
+            big = max(big, float(y.abs().max()))
+        return {"modules": len(self.kept), "max_abs_error": err, "max_abs_output": big,
+                "last_execution": all(k[-1] == self.executions for k in self.kept)}

@@ -45,6 +45,19 @@ def _close(a, b) -> float:
     return float(np.abs(a.u.astype(np.float64) - b.u).max() / (1 + np.abs(b.u).max()))
 
 
+def _check_passed(check, plain, *, one_prompt: bool) -> None:
+    """The savings' check against a real forward passed: one prompt alone (with a shared
+    prefix cache) or the first batch unpruned, its pruned modules verified on their read rows."""
+    tol = check["rtol"] * (1 + np.abs(plain.logits).max())
+    assert check["kind"] == ("one prompt alone" if one_prompt else "first batch, real forward")
+    if one_prompt:
+        assert check["max_abs_error_model_logits"] <= tol
+    else:
+        assert check["pruned_modules_checked"] >= 1 and check["pruned_module_last_execution"]
+        assert check["max_abs_error_pruned_modules"] <= check["rtol"]
+    assert check["max_abs_error_sum_u"] <= tol
+
+
 @pytest.fixture(scope="module", params=FAMS)
 def fam(request, tmp_path_factory):
     model, tok = tiny_model(request.param, tmp_path_factory.mktemp(request.param))
@@ -71,9 +84,7 @@ def test_saved_extraction_equals_plain_hooked_forward(fam, position):
     assert np.abs(saved.logits - plain.logits).max() <= 1e-5 * (1 + np.abs(plain.logits).max())
     s = saved.meta["savings"]
     assert s["enabled"] and s["last_block_pruned"]
-    check = s["reference_check"]
-    assert check["max_abs_error_model_logits"] <= check["rtol"] * (1 + np.abs(plain.logits).max())
-    assert check["max_abs_error_sum_u"] <= check["rtol"] * (1 + np.abs(plain.logits).max())
+    _check_passed(s["reference_check"], plain, one_prompt=family != "llama_shared")
     lengths = [len(x) for x in encode_task(tok, task, max_length=128).input_ids]
     run = sum(n + position + 1 for n in lengths)   # tokens after the read one are cut
     if family == "llama_shared":
@@ -162,3 +173,62 @@ def test_model_without_cache_runs_without_it(tmp_path, monkeypatch):
     s = c.meta["savings"]
     assert s["prefix_cache_tokens"] == 0 and "no key/value cache" in s["prefix_cache"]
     assert s["last_block_pruned"] and s["reference_check"]["max_abs_error_sum_u"] < 1e-4
+
+
+BARE = "{text} Question: Was that sentence positive or negative? Answer:"
+
+
+@pytest.mark.parametrize("family,modules", [("llama", 2), ("gpt2", 2), ("qwen2_moe", 2),
+                                             ("llama_shared", 2), ("bloom", 2), ("opt", 1)])
+def test_no_shared_prefix_checks_the_pruning_on_the_first_batch(family, modules, tmp_path):
+    """No prefix worth caching: the first batch is the real forward (no extra forward of one
+    prompt), the pruned modules are verified on its read rows, later batches are pruned."""
+    model, tok = tiny_model(family, tmp_path)
+    task = _task(BARE)
+    saved = extract(model, tok, task, batch_size=3, progress=False)
+    plain = extract(model, tok, task, batch_size=3, progress=False, savings=False)
+    assert _close(saved, plain) <= 1e-5
+    s = saved.meta["savings"]
+    assert s["enabled"] and s["last_block_pruned"] and s["prefix_cache_tokens"] == 0
+    _check_passed(s["reference_check"], plain, one_prompt=False)
+    assert s["reference_check"]["rows"] == 3
+    assert s["reference_check"]["pruned_modules_checked"] == modules   # OPT: no MLP module
+
+
+def _position_mixing_mlp(model, monkeypatch):
+    """The last block's MLP made to mix positions (a cumulative sum): pruning it is wrong."""
+    arch = resolve(model)
+    mlp = sv._mlp_module(arch, arch.blocks[-1])
+    real = type(mlp).forward
+
+    def mixing(self, x, *args, **kwargs):
+        y = real(self, x, *args, **kwargs)
+        return y.cumsum(1) if self is mlp else y
+
+    monkeypatch.setattr(type(mlp), "forward", mixing)
+
+
+def _first_block_pruned(model, monkeypatch):
+    """The pruner pointed at the first block instead of the last."""
+    real = sv.LastBlockPruner.__init__
+
+    def first(self, arch):
+        real(self, arch)
+        self.block = arch.blocks[0]
+        self.total = sum(b is self.block for b in arch.blocks)
+        self.targets = [arch.submodule(self.block, arch.spec.o_proj),
+                        sv._mlp_module(arch, self.block)]
+
+    monkeypatch.setattr(sv.LastBlockPruner, "__init__", first)
+
+
+@pytest.mark.parametrize("broken", [_position_mixing_mlp, _first_block_pruned])
+def test_first_batch_check_catches_a_wrong_pruning(broken, tmp_path, monkeypatch):
+    model, tok = tiny_model("llama", tmp_path)
+    task = _task(BARE)
+    broken(model, monkeypatch)
+    plain = extract(model, tok, task, batch_size=3, progress=False, savings=False)
+    with pytest.warns(UserWarning, match="savings switched off"):
+        c = extract(model, tok, task, batch_size=3, progress=False)
+    assert "last-block pruning" in c.meta["savings"]["reference_check"]["failed"]
+    assert c.meta["savings"]["enabled"] is False and _close(c, plain) <= 1e-5
