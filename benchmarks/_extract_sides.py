@@ -4,9 +4,14 @@ forwards, the peers' loop and each setting's results document."""
 from __future__ import annotations
 
 import hashlib
+import time
+from pathlib import Path
 
 import numpy as np
 from _ratios import ratio_table
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ("zero_shot", "zero_shot_chat", "few_shot_random_demos", "few_shot_fixed_demos")
 
 
 def padded(seqs, b, pad_id):
@@ -172,3 +177,52 @@ def task_doc(st, cpu, wall, results, first, variants, plain_logits) -> dict:
     doc["peers_agreement_first_batch"] = {
         k: float(np.abs(first[k] - ours).max()) for k in variants}
     return doc
+
+
+def commit() -> str | None:
+    """The checkout's HEAD commit (each configuration records the code it measured)."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def config_tasks(args, data_dir, names) -> dict:
+    """``{label: (task, chat_template)}`` of the configurations ``names`` (see the docstring)."""
+    from extraction.tasks import get_task
+
+    k, out = args.shots, {}
+    for name in names:
+        if name == "zero_shot":
+            out[name] = get_task("sst2", data_dir=data_dir, n=args.n), False
+        elif name == "zero_shot_chat":
+            out[name] = get_task("sst2", data_dir=data_dir, n=args.chat_n or args.n), True
+        elif name in ("few_shot_random_demos", "few_shot_fixed_demos"):
+            fixed = name == "few_shot_fixed_demos"
+            out[f"few_shot_{k}_{name[9:]}"] = get_task(
+                "sst2", data_dir=data_dir, n=args.few_shot_n, shots=k, fixed_demos=fixed), False
+        else:
+            raise SystemExit(f"bench_extract: unknown configuration {name!r} in --configs "
+                             f"(one of {', '.join(CONFIGS)})")
+    return out
+
+
+def time_sides(label, thunks, reps, sync):
+    """Every side once per repetition, the order rotated by one side each repetition.
+
+    Returns CPU and wall seconds per side and the last value each side returned."""
+    names = list(thunks)
+    cpu, wall, value = {k: [] for k in names}, {k: [] for k in names}, {}
+    for rep in range(reps):
+        for name in names[rep % len(names):] + names[:rep % len(names)]:
+            t, c = time.perf_counter(), time.process_time()
+            value[name] = thunks[name]()
+            sync()   # GPU work is asynchronous: wait for it before reading the clocks
+            wall[name].append(time.perf_counter() - t)
+            cpu[name].append(time.process_time() - c)
+        print(f"rep {rep} {label}: " + ", ".join(f"{k} {cpu[k][-1]:.2f}" for k in names),
+              flush=True)
+    return cpu, wall, value

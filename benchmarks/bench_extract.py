@@ -45,6 +45,11 @@ forward's) are recorded per configuration. Each configuration is written to ``--
 finishes; a rerun with the same settings resumes after the configurations already there. The
 load average is recorded at the start and the end of each. ``--profile N`` adds a
 torch.profiler breakdown (self CPU time per operator) of the 0-shot extraction of N prompts.
+``--parity-reps N`` times only the sides the ``<= 1.0`` targets compare, N repetitions per
+configuration (``parity`` in the results); ``--noise-reps N`` times one identical plain forward
+N times (``noise``: the spread every ratio inherits on this machine); ``--flops`` counts the
+matrix-product FLOPs of each side (``flops``: the work, free of timing noise); these modes live
+in ``benchmarks/_extract_modes.py``.
 Default ``--out``: ``benchmarks/results/extract_matrix.json`` (``--device cuda``:
 ``extract_cuda.json``; ``benchmarks/gpu_check.sh`` is the prepared GPU run).
 """
@@ -64,7 +69,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "benchmarks" / "results" / "extract_matrix.json"
 DATA = Path(os.environ.get("INFODIV_SHARED", ROOT.parent / "shared")) / "data"
 TL_PYTHON = os.environ.get("INFODIV_TL_PYTHON", "/work/venvs/tl/bin/python")
-CONFIGS = ("zero_shot", "zero_shot_chat", "few_shot_random_demos", "few_shot_fixed_demos")
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
+from _extract_sides import CONFIGS  # noqa: E402  (benchmarks/ is not a package)
 
 
 def profile_extract(model, tok, task, batch_size, top=10):
@@ -84,122 +90,6 @@ def profile_extract(model, tok, task, batch_size, top=10):
             "note": "aten::mm is every linear layer of the body (q/k/v/o, gate/up/down) plus "
                     "the LM head on the read position; it is common to every tool"}
 
-
-
-def pruning_estimate(model) -> dict:
-    """Multiply-accumulates per token of one block and the share the last-block pruning skips
-    (o_proj and MLP at every position but the read one; q/k/v and attention still run)."""
-    cfg = model.config
-    d, f, layers = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
-    dh = getattr(cfg, "head_dim", None) or d // cfg.num_attention_heads
-    q = o = d * cfg.num_attention_heads * dh
-    kv = 2 * d * cfg.num_key_value_heads * dh
-    mlp = 3 * d * f                      # gate, up, down (SwiGLU)
-    block = q + kv + o + mlp
-    return {"macs_per_token_per_block": block, "pruned_share_of_last_block":
-            round((o + mlp) / block, 4), "layers": layers,
-            "expected_share_of_body_saved": round((o + mlp) / block / layers, 4)}
-
-
-def pruning_ab(model, tok, task, reps: int, batch_size: int) -> dict:
-    """``extract`` with and without savings (nothing shared on 0-shot SST-2: the difference is
-    the last-block pruning and the reference check), alternated ``reps`` times."""
-    from extraction.runner import extract
-
-    cpu = {"savings": [], "no_savings": []}
-    for _ in range(reps):
-        for name, flag in (("savings", True), ("no_savings", False)):
-            c = time.process_time()
-            extract(model, tok, task, batch_size=batch_size, progress=False, savings=flag)
-            cpu[name].append(round(time.process_time() - c, 3))
-    mean = {k: sum(v) / len(v) for k, v in cpu.items()}
-    return {"n_prompts": len(task), "reps": reps, "cpu_s": cpu,
-            "ratio_min": round(min(cpu["savings"]) / min(cpu["no_savings"]), 4),
-            "ratio_mean": round(mean["savings"] / mean["no_savings"], 4),
-            "estimate": pruning_estimate(model)}
-
-
-def flop_counts(model, tok, task, batch_size: int) -> dict:
-    """Floating-point operations of the matrix products (torch.profiler ``with_flops``) of
-    ``extract`` with and without savings: the work skipped, counted rather than timed."""
-    from torch.profiler import ProfilerActivity, profile
-
-    from extraction.runner import extract
-
-    out = {}
-    for name, flag in (("savings", True), ("no_savings", False)):
-        with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
-            extract(model, tok, task, batch_size=batch_size, progress=False, savings=flag)
-        out[name] = int(sum(e.flops for e in prof.key_averages() if e.flops))
-    return {"n_prompts": len(task), "flops": out,
-            "ratio": round(out["savings"] / out["no_savings"], 4)}
-
-
-
-
-def config_tasks(args, data_dir, names) -> dict:
-    """``{label: (task, chat_template)}`` of the configurations ``names`` (see the docstring)."""
-    from extraction.tasks import get_task
-
-    k, out = args.shots, {}
-    for name in names:
-        if name == "zero_shot":
-            out[name] = get_task("sst2", data_dir=data_dir, n=args.n), False
-        elif name == "zero_shot_chat":
-            out[name] = get_task("sst2", data_dir=data_dir, n=args.chat_n or args.n), True
-        elif name in ("few_shot_random_demos", "few_shot_fixed_demos"):
-            fixed = name == "few_shot_fixed_demos"
-            out[f"few_shot_{k}_{name[9:]}"] = get_task(
-                "sst2", data_dir=data_dir, n=args.few_shot_n, shots=k, fixed_demos=fixed), False
-        else:
-            raise SystemExit(f"bench_extract: unknown configuration {name!r} in --configs "
-                             f"(one of {', '.join(CONFIGS)})")
-    return out
-
-
-def time_sides(label, thunks, reps, sync):
-    """Every side once per repetition, the order rotated by one side each repetition.
-
-    Returns CPU and wall seconds per side and the last value each side returned."""
-    names = list(thunks)
-    cpu, wall, value = {k: [] for k in names}, {k: [] for k in names}, {}
-    for rep in range(reps):
-        for name in names[rep % len(names):] + names[:rep % len(names)]:
-            t, c = time.perf_counter(), time.process_time()
-            value[name] = thunks[name]()
-            sync()   # GPU work is asynchronous: wait for it before reading the clocks
-            wall[name].append(time.perf_counter() - t)
-            cpu[name].append(time.process_time() - c)
-        print(f"rep {rep} {label}: " + ", ".join(f"{k} {cpu[k][-1]:.2f}" for k in names),
-              flush=True)
-    return cpu, wall, value
-
-
-def _pruning_modes(args, model, tok, data_dir, out_path, load_avg) -> int:
-    """``--ab-reps`` / ``--flops``: the last-block pruning's A/B and FLOP counts."""
-    from extraction.runner import extract
-    from extraction.tasks import get_task
-
-    doc = json.loads(out_path.read_text()) if out_path.exists() else {}
-    zero = get_task("sst2", data_dir=data_dir, n=args.n)
-    if args.ab_reps:
-        extract(model, tok, get_task("sst2", data_dir=data_dir, n=4), batch_size=4,
-                progress=False)   # warm-up
-        doc["last_block_pruning"] = pruning_ab(model, tok, zero, args.ab_reps,
-                                               args.batch_size) | {
-            "load_average_at_start": [round(x, 2) for x in load_avg],
-            "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
-    if args.flops:
-        few = get_task("sst2", data_dir=data_dir, n=args.few_shot_n, shots=args.shots,
-                       fixed_demos=True)
-        doc["flops_extract_savings_vs_none"] = {
-            "zero_shot": flop_counts(model, tok, zero, args.batch_size),
-            f"few_shot_{args.shots}_fixed_demos": flop_counts(model, tok, few, args.batch_size),
-            "estimate_last_block_pruning": pruning_estimate(model)}
-    out_path.write_text(json.dumps(doc, indent=2) + "\n")
-    print(json.dumps({k: doc.get(k) for k in ("last_block_pruning",
-                                               "flops_extract_savings_vs_none")}, indent=2))
-    return 0
 
 
 def parse(argv):
@@ -229,16 +119,22 @@ def parse(argv):
                         help="only the A/B of the last-block pruning (extract with and without "
                              "savings on the 0-shot prompts, alternated N times), merged into "
                              "--out as 'last_block_pruning'")
+    parser.add_argument("--parity-reps", type=int, default=0,
+                        help="only plain / plain_same_work / extract, N repetitions per "
+                             "configuration (the <= 1.0 targets), merged into --out as "
+                             "'parity'")
+    parser.add_argument("--noise-reps", type=int, default=0,
+                        help="time one identical plain forward N times (the machine's timing "
+                             "noise), merged into --out as 'noise'")
     parser.add_argument("--flops", action="store_true",
-                        help="with --ab-reps: also count the matrix-product FLOPs of extract "
-                             "with and without savings on both settings (torch.profiler)")
+                        help="count the matrix-product FLOPs (torch.profiler) of plain, "
+                             "plain_same_work, extract and extract without savings on each "
+                             "configuration of --configs, merged into --out as 'flops'")
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse(argv)
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     import _tl_side
 
     with_peers = bool(args.tl_python) and _tl_side.available()
@@ -251,7 +147,18 @@ def main(argv=None) -> int:
                   dict(os.environ, INFODIV_BENCH_REEXEC="1", HF_HUB_OFFLINE="1"))
     import torch
     import transformers
-    from _extract_sides import peer_forward, plain_forward, save_plain, setting, sides, task_doc
+    from _extract_modes import parity, pruning_modes
+    from _extract_sides import (
+        commit,
+        config_tasks,
+        peer_forward,
+        plain_forward,
+        save_plain,
+        setting,
+        sides,
+        task_doc,
+        time_sides,
+    )
     from _ratios import targets_met
 
     from extraction.models import load_model
@@ -267,8 +174,10 @@ def main(argv=None) -> int:
     load_s = time.perf_counter() - t0
     data_dir = DATA if DATA.is_dir() else None
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
-    if args.ab_reps or args.flops:
-        return _pruning_modes(args, model, tok, data_dir, out_path, load_avg)
+    if args.ab_reps or args.flops or args.noise_reps:
+        return pruning_modes(args, model, tok, data_dir, out_path, load_avg)
+    if args.parity_reps:
+        return parity(args, model, tok, data_dir, out_path)
 
     run = {k: getattr(args, k) for k in ("n", "chat_n", "few_shot_n", "shots", "batch_size",
                                          "reps", "threads", "device", "dtype")}
@@ -330,7 +239,8 @@ def main(argv=None) -> int:
         doc["tasks"][lab] = task_doc(st, cpu, wall, value, first, var, value["plain"]) | {
             "load_average_at_start": [round(x, 2) for x in load0],
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-            "config_cpu_s": round(time.process_time() - c0, 1)}
+            "config_cpu_s": round(time.process_time() - c0, 1), "code_commit": commit(),
+            "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         doc["tasks"] = {k: doc["tasks"][k] for k in configs if k in doc["tasks"]}
         doc["targets_met"] = targets_met(doc["tasks"])
         doc["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -33,15 +33,16 @@ Every extraction checks the savings against a real forward of the model, on its 
   run once), and its option logits must match the saved forward's within the dtype's
   tolerance; the error of Σu + bias against it is recorded too. Its cost is that prompt's
   suffix once more;
-- **without one** (only the pruning saves work), the first batch itself runs unpruned — a real
-  forward, against whose logits every one of its examples is checked — while
-  :meth:`LastBlockPruner.verify` records what the pruning relies on, on that batch's own
-  activations: the pruned modules (attention output projection, MLP) of the last block
+- **without one** (none shared, or one whose cache would save no more tokens than that
+  one-prompt check costs: ``P · (N − 1)`` against the shortest prompt), the first batch itself
+  runs unpruned: a real forward, against whose logits every one of its examples is checked.
+  On that batch's own activations :meth:`LastBlockPruner.verify` records what the pruning
+  relies on: the pruned modules (attention output projection, MLP) of the last block
   execution, fed only the read rows, give the outputs they give at those rows when fed every
-  position, and that execution is the last block execution of the forward. It costs no
-  extra forward (only the pruning's saving on the first batch, and two single-row module calls).
+  position, and that execution is the last block execution of the forward. It costs no extra
+  forward (only the pruning's saving on the first batch, and one single-row call per module).
 
-Otherwise the savings are switched off for the run (a warning, the numbers in
+On a mismatch or an error the savings are switched off for the run (a warning, the numbers in
 ``meta["savings"]``).
 """
 
