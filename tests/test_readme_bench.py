@@ -41,3 +41,36 @@ def test_readme_extraction_table_matches_results():
                 if m.group(2) is not None:
                     assert (m.group(2), m.group(3)) == (f"{r['ci_low']:.2f}",
                                                         f"{r['ci_high']:.2f}"), (label, key)
+
+
+WORK_ROWS = {   # README work/parity table label -> configuration
+    "bare 0-shot": "zero_shot", "chat 0-shot": "zero_shot_chat",
+    "random demonstrations": "few_shot_4_random_demos",
+    "fixed demonstrations": "few_shot_4_fixed_demos"}
+
+
+def test_readme_work_and_parity_table_matches_results():
+    """FLOP ratios (3 decimals) and the 24-repetition CPU intervals, recomputed."""
+    readme = (ROOT / "README.md").read_text()
+    doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
+    flops, parity = doc["flops"]["tasks"], doc["parity"]["tasks"]
+    for label, config in WORK_ROWS.items():
+        cells = _row(readme, label)
+        assert cells[0] == f"{flops[config]['extract_over_plain']:.3f}", (label, cells)
+        assert cells[1] == f"{flops[config]['extract_over_plain_same_work']:.3f}", label
+        if config not in parity:
+            assert cells[2] == "", label
+            continue
+        ratios = parity[config]["ratios"]
+        r = ratios.get("overhead_extract_over_plain_same_work", ratios["extract_over_plain"])
+        assert r["n"] == parity_reps(doc)
+        m = NUMBER.match(cells[2])
+        assert m and m.groups() == (f"{r['geometric_mean']:.2f}", f"{r['ci_low']:.2f}",
+                                    f"{r['ci_high']:.2f}"), (label, cells[2])
+    noise, text = doc["noise"], " ".join(readme.split())
+    assert (f"repeated {len(noise['cpu_s'])} times varies with a coefficient of variation of "
+            f"{noise['cv']:.2f} and up to {noise['max_over_min']:.2f}×") in text
+
+
+def parity_reps(doc) -> int:
+    return doc["parity"]["run"]["reps"]
