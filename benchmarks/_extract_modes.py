@@ -58,14 +58,13 @@ def flop_counts(thunks: dict) -> dict:
     return out
 
 
-def noise(model, tok, task, reps: int, batch_size: int) -> dict:
+def noise(model, tok, pad_id: int, task, reps: int, batch_size: int) -> dict:
     """The machine's own timing noise: one identical plain forward (the task's largest batch)
     ``reps`` times back to back; the spread any ratio of two sides inherits."""
     import numpy as np
     from _extract_sides import plain_forward, setting
 
     st = setting("noise", task, tok, model, batch_size)
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     batch = st["batches"][:1]
     plain_forward(model, st["seqs"], batch, pad_id, keep_last=True)   # warm-up
     cpu = []
@@ -82,7 +81,7 @@ def noise(model, tok, task, reps: int, batch_size: int) -> dict:
             "load_average": [round(v, 2) for v in os.getloadavg()]}
 
 
-def parity(args, model, tok, data_dir, out_path) -> int:
+def parity(args, model, tok, pad_id: int, data_dir, out_path) -> int:
     """``--parity-reps N``: only the sides the ``<= 1.0`` targets compare (``plain``,
     ``extract``, and ``plain_same_work`` where a prefix is shared), ``N`` repetitions each, so
     that the interval is narrow enough to decide; merged into ``--out`` as ``parity``
@@ -97,7 +96,6 @@ def parity(args, model, tok, data_dir, out_path) -> int:
     if doc.get("parity", {}).get("run") != run:
         doc["parity"] = {"run": run, "tasks": {}}
     dev = next(model.parameters()).device
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     sync = torch_sync(dev)
     for lab, (task, chat) in config_tasks(args, data_dir, args.configs.split(",")).items():
         if lab in doc["parity"]["tasks"]:
@@ -132,7 +130,7 @@ def torch_sync(dev):
     return torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
 
-def pruning_modes(args, model, tok, data_dir, out_path, load_avg) -> int:
+def pruning_modes(args, model, tok, pad_id: int, data_dir, out_path, load_avg) -> int:
     """``--ab-reps`` / ``--noise-reps`` / ``--flops``: the last-block pruning's A/B, the
     machine's timing noise and the FLOP counts."""
     from extraction.runner import extract
@@ -148,11 +146,10 @@ def pruning_modes(args, model, tok, data_dir, out_path, load_avg) -> int:
             "load_average_at_start": [round(x, 2) for x in load_avg],
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
     if args.noise_reps:
-        doc["noise"] = noise(model, tok, zero, args.noise_reps, args.batch_size)
+        doc["noise"] = noise(model, tok, pad_id, zero, args.noise_reps, args.batch_size)
     if args.flops:
         from _extract_sides import setting, sides
 
-        pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
         dev = next(model.parameters()).device
         tasks = {}
         for lab, (task, chat) in config_tasks(args, data_dir, args.configs.split(",")).items():
@@ -171,5 +168,5 @@ def pruning_modes(args, model, tok, data_dir, out_path, load_avg) -> int:
                         "code_commit": commit(),
                         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out_path.write_text(json.dumps(doc, indent=2) + "\n")
-    print(json.dumps({k: doc.get(k) for k in ("last_block_pruning", "flops")}, indent=2))
+    print(json.dumps({k: doc.get(k) for k in ("last_block_pruning", "noise", "flops")}, indent=2))
     return 0

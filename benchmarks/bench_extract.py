@@ -130,7 +130,12 @@ def parse(argv):
                         help="count the matrix-product FLOPs (torch.profiler) of plain, "
                              "plain_same_work, extract and extract without savings on each "
                              "configuration of --configs, merged into --out as 'flops'")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    unknown = [c for c in args.configs.split(",") if c not in CONFIGS]
+    if unknown:   # before the model loads: one line, exit 2
+        parser.error(f"{len(unknown)} unknown configuration(s) in --configs: "
+                     f"{', '.join(unknown)} (one of {', '.join(CONFIGS)})")
+    return args
 
 
 def main(argv=None) -> int:
@@ -147,7 +152,7 @@ def main(argv=None) -> int:
                   dict(os.environ, INFODIV_BENCH_REEXEC="1", HF_HUB_OFFLINE="1"))
     import torch
     import transformers
-    from _extract_modes import parity, pruning_modes
+    from _extract_modes import parity, pruning_modes, torch_sync
     from _extract_sides import (
         commit,
         config_tasks,
@@ -175,9 +180,9 @@ def main(argv=None) -> int:
     data_dir = DATA if DATA.is_dir() else None
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     if args.ab_reps or args.flops or args.noise_reps:
-        return pruning_modes(args, model, tok, data_dir, out_path, load_avg)
+        return pruning_modes(args, model, tok, pad_id, data_dir, out_path, load_avg)
     if args.parity_reps:
-        return parity(args, model, tok, data_dir, out_path)
+        return parity(args, model, tok, pad_id, data_dir, out_path)
 
     run = {k: getattr(args, k) for k in ("n", "chat_n", "few_shot_n", "shots", "batch_size",
                                          "reps", "threads", "device", "dtype")}
@@ -229,7 +234,7 @@ def main(argv=None) -> int:
                      "python": platform.python_version()}}
     doc.setdefault("tasks", {})
     doc.setdefault("load_average_at_start", [round(x, 2) for x in load_avg])
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync = torch_sync(dev)
     for st in settings:
         lab, c0, load0 = st["label"], time.process_time(), os.getloadavg()
         var = variants.get(lab, {})

@@ -22,7 +22,7 @@ import torch
 from .architectures import BoundArch, unembedding
 from .capture import WriteRecorder
 from .projection import head_params, members_for, neuron_params, project
-from .readout import EXACTNESS_RTOL, ExactnessError, exactness_against_model
+from .readout import ExactnessError, dtype_rtol, exactness_against_model
 from .savings import (
     LastBlockPruner,
     PrefixCache,
@@ -202,7 +202,7 @@ class BatchRunner:
         """The saved forward's row ``r`` against the real forward ``ref``: its own option
         logits within the dtype's tolerance (else :class:`ExactnessError`: fall back); the
         error of Σu + bias is recorded too (a wrong family row is the runner's error)."""
-        dtype, rtol = self._rtol()
+        dtype, rtol = dtype_rtol(self.model)
         check = {"kind": "one prompt alone", "batch_row": r, "tokens": tokens, "rtol": rtol}
         self.report["reference_check"] = check
         if not np.isfinite(ref).all():   # the model itself fails: the runner reports it
@@ -215,16 +215,12 @@ class BatchRunner:
         check.update(max_abs_error_model_logits=float(own[0]),
                      max_abs_error_sum_u=float(summed[0]))
 
-    def _rtol(self) -> tuple[str, float]:
-        dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
-        return dtype, EXACTNESS_RTOL.get(dtype, 1e-4)
-
     def _check_verified(self, verify, out, tokens: int) -> None:
         """The first batch's real forward: the pruned modules' read rows alone against their
         outputs there (:meth:`LastBlockPruner.verify`; beyond the dtype's tolerance, or not the
         last block execution: :class:`ExactnessError`, the savings fall back); Σu + bias
         against the model's own logits on every row is recorded too."""
-        dtype, rtol = self._rtol()
+        dtype, rtol = dtype_rtol(self.model)
         e = verify.errors()
         check = {"kind": "first batch, real forward", "rows": int(out[0].shape[0]),
                  "tokens": tokens, "rtol": rtol, "pruned_modules_checked": e["modules"],

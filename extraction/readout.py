@@ -36,6 +36,12 @@ EXACTNESS_RTOL = {"float32": 1e-4, "float64": 1e-4, "bfloat16": 4 * 2.0 ** -7,
 DEFAULT_MAX_BYTES = 4 * 2 ** 30
 
 
+def dtype_rtol(model) -> tuple[str, float]:
+    """The model's parameter dtype (``"float32"``, ...) and its exactness tolerance."""
+    dtype = str(next(model.parameters()).dtype).replace("torch.", "")
+    return dtype, EXACTNESS_RTOL.get(dtype, 1e-4)
+
+
 class ExactnessError(ArithmeticError):
     """Σ_m u_m + bias does not reproduce the model's own output logits within tolerance."""
 

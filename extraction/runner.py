@@ -31,6 +31,7 @@ from .readout import (
     DEFAULT_MAX_BYTES,
     EXACTNESS_RTOL,
     check_memory,
+    dtype_rtol,
     exactness_against_model,
     resolve_positions,
     resolve_vocab,
@@ -277,8 +278,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         batches = [batches[-1]] + batches[:-1]   # prompt: make it the task's shortest (cheapest)
     shards = _plan_shards(batches, shard_size)
 
-    dtype = str(next(model.parameters()).dtype).replace("torch.", "")
-    rtol = EXACTNESS_RTOL.get(dtype, 1e-4)
+    dtype, rtol = dtype_rtol(model)
     source = model_source(model)
     store = fp = None
     if out is not None:

@@ -199,14 +199,22 @@ class _Hooks:
     def _count(self, module, args):
         self.count += 1
 
-    def _cut(self, module, args):
+    def _read_rows(self, args):
+        """``(x, rows, at)`` when ``args[0]`` is a pruned module's full-width input at the last
+        block execution (``x[rows, at]``: its read rows), else None."""
         x = args[0] if args else None
         if (self.count != self.p.total or not isinstance(x, torch.Tensor) or x.ndim != 3
                 or x.shape[1] != self.width):
             return None
-        rows = torch.arange(x.shape[0], device=x.device)
+        return x, torch.arange(x.shape[0], device=x.device), self.index.to(x.device)
+
+    def _cut(self, module, args):
+        found = self._read_rows(args)
+        if found is None:
+            return None
+        x, rows, at = found
         self.p.pruned += 1
-        return (x[rows, self.index.to(x.device)][:, None, :],) + tuple(args[1:])
+        return (x[rows, at][:, None, :],) + tuple(args[1:])
 
     def __enter__(self):
         self.p.pruned = 0
@@ -220,30 +228,26 @@ class _Hooks:
         self.handles = []
 
 
-class _Verify:
+class _Verify(_Hooks):
     """Forward hooks on the pruned modules of an unpruned forward: at the last block execution
     they keep each module's read rows (input and output); :meth:`errors` then feeds the module
     those input rows alone (``[B, 1, ·]``, as :class:`_Hooks` does) and compares the outputs.
     Pre-hooks on every block count the executions: the pruned one must be the last."""
 
     def __init__(self, pruner: LastBlockPruner, blocks, index: torch.Tensor, width: int):
-        self.p, self.blocks, self.index, self.width = pruner, list(blocks), index, width
-        self.count, self.executions, self.handles = 0, 0, []
-        self.kept: list = []   # (module, read-row input [B, 1, d], rest of args, output rows)
-
-    def _count(self, module, args):
-        self.count += 1
+        super().__init__(pruner, index, width)
+        self.blocks, self.executions = list(blocks), 0
+        self.kept: list = []   # (module, read-row input [B, 1, d], rest of args, kwargs,
+        #                         output rows, (rows, at), block executions so far)
 
     def _execution(self, module, args):
         self.executions += 1
 
     def _keep(self, module, args, kwargs, output):
-        x = args[0] if args else None
-        if (self.count != self.p.total or not isinstance(x, torch.Tensor) or x.ndim != 3
-                or x.shape[1] != self.width):
+        found = self._read_rows(args)
+        if found is None:
             return
-        rows = torch.arange(x.shape[0], device=x.device)
-        at = self.index.to(x.device)
+        x, rows, at = found
         y = output[0] if isinstance(output, tuple) else output
         self.kept.append((module, x[rows, at][:, None, :], tuple(args[1:]), dict(kwargs),
                           y[rows, at].float(), (rows, at), self.executions))
@@ -254,11 +258,6 @@ class _Verify:
         self.handles += [m.register_forward_hook(self._keep, with_kwargs=True)
                          for m in self.p.targets]
         return self
-
-    def __exit__(self, *exc):
-        for h in self.handles:
-            h.remove()
-        self.handles = []
 
     def errors(self) -> dict:
         """``{"modules", "max_abs_error", "max_abs_output", "last_execution"}`` (call after the
