@@ -82,42 +82,57 @@ def noise(model, tok, pad_id: int, task, reps: int, batch_size: int) -> dict:
 
 
 def parity(args, model, tok, pad_id: int, data_dir, out_path) -> int:
-    """``--parity-reps N``: only the sides the ``<= 1.0`` targets compare (``plain``,
-    ``extract``, and ``plain_same_work`` where a prefix is shared), ``N`` repetitions each, so
-    that the interval is narrow enough to decide; merged into ``--out`` as ``parity``
-    (resumes after the configurations already measured with the same settings)."""
-    from _extract_sides import setting, sides
+    """``--parity-reps N``: only the sides the ``<= 1.0`` targets compare, ``N`` repetitions
+    each, so that the interval is narrow enough to decide: ``plain`` and ``extract`` where
+    nothing is shared, ``plain_same_work`` and ``extract`` where a prefix is (``extract /
+    plain`` is decided there already). Merged into ``--out`` as ``parity``, saved after every
+    repetition; a rerun continues a configuration after the repetitions already there when its
+    prompts, sides and ``extraction/`` code (git tree, committed) are the same, up to ``N``."""
+    from _extract_sides import measured_code, setting, sides
     from _ratios import ratio_table
 
     doc = json.loads(out_path.read_text()) if out_path.exists() else {}
-    run = {k: getattr(args, k) for k in ("n", "chat_n", "few_shot_n", "shots", "batch_size",
-                                         "threads", "device", "dtype")}
-    run["reps"] = args.parity_reps
+    run = {k: getattr(args, k) for k in ("batch_size", "shots", "threads", "device", "dtype")}
     if doc.get("parity", {}).get("run") != run:
         doc["parity"] = {"run": run, "tasks": {}}
     dev = next(model.parameters()).device
-    sync = torch_sync(dev)
+    sync, code = torch_sync(dev), measured_code()
     for lab, (task, chat) in config_tasks(args, data_dir, args.configs.split(",")).items():
-        if lab in doc["parity"]["tasks"]:
-            print(f"parity: {lab} already measured", flush=True)
-            continue
         st = setting(lab, task, tok, model, args.batch_size, chat_template=chat)
         every = sides(st, model, tok, {}, pad_id, dev, args.batch_size)
-        keep = ("plain", "extract") + (("plain_same_work",) if st["prefix"] else ())
+        keep = ("plain_same_work" if st["prefix"] else "plain", "extract")
+        old = doc["parity"]["tasks"].get(lab, {})
+        same = (old.get("n_prompts") == len(task) and old.get("extraction_tree") == code
+                and code is not None and sorted(old.get("cpu_s", {})) == sorted(keep))
+        done = (old["cpu_s"], old["wall_s"]) if same else None
+        have = len(old["cpu_s"][keep[0]]) if same else 0
+        if have >= args.parity_reps:
+            print(f"parity: {lab} already measured ({have} repetitions)", flush=True)
+            continue
+        if have:
+            print(f"parity: resuming {lab} after {have} repetitions", flush=True)
         thunks = {k: every[k] for k in keep}
         for fn in thunks.values():   # warm-up
             fn()
-        c0, load0 = time.process_time(), os.getloadavg()
-        cpu, _, _ = time_sides(f"parity {lab}", thunks, args.parity_reps, sync)
-        doc["parity"]["tasks"][lab] = {
-            "n_prompts": len(task), "shared_prefix_tokens": st["prefix_tokens"],
-            "cpu_s": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
-            "ratios": ratio_table(cpu, [])["paired"],
-            "load_average_at_start": [round(x, 2) for x in load0],
-            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-            "config_cpu_s": round(time.process_time() - c0, 1), "code_commit": commit(),
-            "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        out_path.write_text(json.dumps(doc, indent=2) + "\n")
+        c0 = time.process_time() - old.get("config_cpu_s", 0.0) if same else time.process_time()
+        entry = {"n_prompts": len(task), "shared_prefix_tokens": st["prefix_tokens"],
+                 "extraction_tree": code, "code_commit": commit(),
+                 "load_average_at_start": old.get("load_average_at_start") if same else
+                 [round(x, 2) for x in os.getloadavg()]}
+
+        def save(cpu, wall, entry=entry, lab=lab, c0=c0, keep=keep):
+            entry |= {"reps": len(cpu[keep[0]]),
+                      "cpu_s": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
+                      "wall_s": {k: [round(x, 3) for x in v] for k, v in wall.items()},
+                      "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+                      "config_cpu_s": round(time.process_time() - c0, 1),
+                      "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            if entry["reps"] >= 2:
+                entry["ratios"] = ratio_table(cpu, [])["paired"]
+            doc["parity"]["tasks"][lab] = entry
+            out_path.write_text(json.dumps(doc, indent=2) + "\n")
+
+        time_sides(f"parity {lab}", thunks, args.parity_reps, sync, done=done, on_rep=save)
         print(json.dumps({k: (r["geometric_mean"], r["ci_low"], r["ci_high"], r["verdict"])
                           for k, r in doc["parity"]["tasks"][lab]["ratios"].items()}), flush=True)
     return 0

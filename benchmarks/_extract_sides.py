@@ -190,6 +190,21 @@ def commit() -> str | None:
         return None
 
 
+def measured_code() -> str | None:
+    """The git tree of ``extraction/`` at HEAD, or None when it has uncommitted changes (a
+    resumed measurement continues only on the very code it started on)."""
+    import subprocess
+
+    try:
+        dirty = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--",
+                                "extraction"], capture_output=True).returncode != 0
+        return None if dirty else subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD:extraction"], check=True,
+            capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def config_tasks(args, data_dir, names) -> dict:
     """``{label: (task, chat_template)}`` of the configurations ``names`` (see the docstring)."""
     from extraction.tasks import get_task
@@ -202,21 +217,29 @@ def config_tasks(args, data_dir, names) -> dict:
             out[name] = get_task("sst2", data_dir=data_dir, n=args.chat_n or args.n), True
         elif name in ("few_shot_random_demos", "few_shot_fixed_demos"):
             fixed = name == "few_shot_fixed_demos"
+            n = (getattr(args, "fixed_n", 0) or args.few_shot_n) if fixed else args.few_shot_n
             out[f"few_shot_{k}_{name[9:]}"] = get_task(
-                "sst2", data_dir=data_dir, n=args.few_shot_n, shots=k, fixed_demos=fixed), False
+                "sst2", data_dir=data_dir, n=n, shots=k, fixed_demos=fixed), False
         else:
             raise SystemExit(f"bench_extract: unknown configuration {name!r} in --configs "
                              f"(one of {', '.join(CONFIGS)})")
     return out
 
 
-def time_sides(label, thunks, reps, sync):
+def time_sides(label, thunks, reps, sync, *, done=None, on_rep=None):
     """Every side once per repetition, the order rotated by one side each repetition.
 
-    Returns CPU and wall seconds per side and the last value each side returned."""
+    ``done``: ``(cpu, wall)`` lists of repetitions already measured (a resumed run continues
+    after them, with the rotation where it stopped); ``on_rep(cpu, wall)`` is called after
+    every repetition (to save it). Returns CPU and wall seconds per side and the last value
+    each side returned."""
     names = list(thunks)
-    cpu, wall, value = {k: [] for k in names}, {k: [] for k in names}, {}
-    for rep in range(reps):
+    cpu, wall = ({k: list(d.get(k, [])) for k in names} for d in (done or ({}, {})))
+    if len({len(v) for v in (*cpu.values(), *wall.values())}) != 1:
+        raise ValueError(f"{label}: the repetitions to resume do not cover every side equally "
+                         f"({ {k: len(v) for k, v in cpu.items()} })")
+    value = {}
+    for rep in range(len(cpu[names[0]]), reps):
         for name in names[rep % len(names):] + names[:rep % len(names)]:
             t, c = time.perf_counter(), time.process_time()
             value[name] = thunks[name]()
@@ -225,4 +248,6 @@ def time_sides(label, thunks, reps, sync):
             cpu[name].append(time.process_time() - c)
         print(f"rep {rep} {label}: " + ", ".join(f"{k} {cpu[k][-1]:.2f}" for k in names),
               flush=True)
+        if on_rep is not None:
+            on_rep(cpu, wall)
     return cpu, wall, value

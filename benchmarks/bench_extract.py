@@ -99,6 +99,9 @@ def parse(argv):
     parser.add_argument("--n", type=int, default=64, help="0-shot prompts")
     parser.add_argument("--chat-n", type=int, default=0, help="chat prompts (0: --n)")
     parser.add_argument("--few-shot-n", type=int, default=16, help="few-shot prompts")
+    parser.add_argument("--fixed-n", type=int, default=0,
+                        help="prompts of the fixed-demonstration configuration (0: --few-shot-n; "
+                             "its check is a fixed cost per task, so the task's size matters)")
     parser.add_argument("--shots", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--reps", type=int, default=8)
@@ -187,6 +190,8 @@ def main(argv=None) -> int:
     run = {k: getattr(args, k) for k in ("n", "chat_n", "few_shot_n", "shots", "batch_size",
                                          "reps", "threads", "device", "dtype")}
     run["peers"] = with_peers
+    if args.fixed_n:
+        run["fixed_n"] = args.fixed_n
     doc = json.loads(out_path.read_text()) if out_path.exists() and not args.fresh else {}
     if doc.get("run") != run:
         doc = {}

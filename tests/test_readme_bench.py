@@ -63,7 +63,7 @@ def test_readme_work_and_parity_table_matches_results():
             continue
         ratios = parity[config]["ratios"]
         r = ratios.get("overhead_extract_over_plain_same_work", ratios["extract_over_plain"])
-        assert r["n"] == parity_reps(doc)
+        assert r["n"] == parity[config]["reps"] == len(parity[config]["cpu_s"]["extract"])
         m = NUMBER.match(cells[2])
         assert m and m.groups() == (f"{r['geometric_mean']:.2f}", f"{r['ci_low']:.2f}",
                                     f"{r['ci_high']:.2f}"), (label, cells[2])
@@ -71,6 +71,3 @@ def test_readme_work_and_parity_table_matches_results():
     assert (f"repeated {len(noise['cpu_s'])} times varies with a coefficient of variation of "
             f"{noise['cv']:.2f} and up to {noise['max_over_min']:.2f}×") in text
 
-
-def parity_reps(doc) -> int:
-    return doc["parity"]["run"]["reps"]
