@@ -85,56 +85,76 @@ def parity(args, model, tok, pad_id: int, data_dir, out_path) -> int:
     """``--parity-reps N``: only the sides the ``<= 1.0`` targets compare, ``N`` repetitions
     each, so that the interval is narrow enough to decide: ``plain`` and ``extract`` where
     nothing is shared, ``plain_same_work`` and ``extract`` where a prefix is (``extract /
-    plain`` is decided there already). Merged into ``--out`` as ``parity``, saved after every
-    repetition; a rerun continues a configuration after the repetitions already there when its
-    prompts, sides and ``extraction/`` code (git tree, committed) are the same, up to ``N``."""
+    plain`` is decided there already). Merged into ``--out`` as ``parity``."""
+    return focused(args, model, tok, pad_id, data_dir, out_path, "parity", args.parity_reps,
+                   lambda st, var: ("plain_same_work" if st["prefix"] else "plain", "extract"))
+
+
+def peer_focus(args, model, tok, pad_id: int, data_dir, out_path, variants: dict) -> int:
+    """``--peer-reps N --peers a,b``: only ``extract`` and the named peer variants, ``N``
+    repetitions each (the ``>= 1.3`` targets a full matrix left undecided). Merged into
+    ``--out`` as ``peer_focus``."""
+    names = args.peers.split(",")
+    return focused(args, model, tok, pad_id, data_dir, out_path, "peer_focus", args.peer_reps,
+                   lambda st, var: ("extract", *names), variants)
+
+
+def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, reps: int,
+            choose, variants=None) -> int:
+    """``reps`` repetitions of the sides ``choose(setting, its peer variants)`` of every
+    configuration, merged into ``--out`` under ``section`` and saved after every repetition;
+    a rerun continues a configuration after the repetitions already there when its prompts,
+    sides and ``extraction/`` code (git tree, committed) are the same, up to ``reps``."""
     from _extract_sides import measured_code, setting, sides
     from _ratios import ratio_table
 
     doc = json.loads(out_path.read_text()) if out_path.exists() else {}
     run = {k: getattr(args, k) for k in ("batch_size", "shots", "threads", "device", "dtype")}
-    if doc.get("parity", {}).get("run") != run:
-        doc["parity"] = {"run": run, "tasks": {}}
+    if doc.get(section, {}).get("run") != run:
+        doc[section] = {"run": run, "tasks": {}}
+    tasks = doc[section]["tasks"]
     dev = next(model.parameters()).device
     sync, code = torch_sync(dev), measured_code()
     for lab, (task, chat) in config_tasks(args, data_dir, args.configs.split(",")).items():
         st = setting(lab, task, tok, model, args.batch_size, chat_template=chat)
-        every = sides(st, model, tok, {}, pad_id, dev, args.batch_size)
-        keep = ("plain_same_work" if st["prefix"] else "plain", "extract")
-        old = doc["parity"]["tasks"].get(lab, {})
+        var = (variants or {}).get(lab, {})
+        keep = tuple(choose(st, var))
+        every = sides(st, model, tok, {k: var[k] for k in keep if k in var}, pad_id, dev,
+                      args.batch_size)
+        old = tasks.get(lab, {})
         same = (old.get("n_prompts") == len(task) and old.get("extraction_tree") == code
                 and code is not None and sorted(old.get("cpu_s", {})) == sorted(keep))
-        done = (old["cpu_s"], old["wall_s"]) if same else None
         have = len(old["cpu_s"][keep[0]]) if same else 0
-        if have >= args.parity_reps:
-            print(f"parity: {lab} already measured ({have} repetitions)", flush=True)
+        if have >= reps:
+            print(f"{section}: {lab} already measured ({have} repetitions)", flush=True)
             continue
         if have:
-            print(f"parity: resuming {lab} after {have} repetitions", flush=True)
+            print(f"{section}: resuming {lab} after {have} repetitions", flush=True)
         thunks = {k: every[k] for k in keep}
         for fn in thunks.values():   # warm-up
             fn()
-        c0 = time.process_time() - old.get("config_cpu_s", 0.0) if same else time.process_time()
+        c0 = time.process_time() - (old["config_cpu_s"] if same else 0.0)
         entry = {"n_prompts": len(task), "shared_prefix_tokens": st["prefix_tokens"],
                  "extraction_tree": code, "code_commit": commit(),
-                 "load_average_at_start": old.get("load_average_at_start") if same else
+                 "load_average_at_start": old["load_average_at_start"] if same else
                  [round(x, 2) for x in os.getloadavg()]}
 
-        def save(cpu, wall, entry=entry, lab=lab, c0=c0, keep=keep):
-            entry |= {"reps": len(cpu[keep[0]]),
+        def save(cpu, wall, entry=entry, lab=lab, c0=c0, peers=tuple(k for k in keep if k in var)):
+            entry |= {"reps": len(next(iter(cpu.values()))),
                       "cpu_s": {k: [round(x, 3) for x in v] for k, v in cpu.items()},
                       "wall_s": {k: [round(x, 3) for x in v] for k, v in wall.items()},
                       "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
                       "config_cpu_s": round(time.process_time() - c0, 1),
                       "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             if entry["reps"] >= 2:
-                entry["ratios"] = ratio_table(cpu, [])["paired"]
-            doc["parity"]["tasks"][lab] = entry
+                entry["ratios"] = ratio_table(cpu, peers)["paired"]
+            tasks[lab] = entry
             out_path.write_text(json.dumps(doc, indent=2) + "\n")
 
-        time_sides(f"parity {lab}", thunks, args.parity_reps, sync, done=done, on_rep=save)
+        time_sides(f"{section} {lab}", thunks, reps, sync,
+                   done=(old["cpu_s"], old["wall_s"]) if same else None, on_rep=save)
         print(json.dumps({k: (r["geometric_mean"], r["ci_low"], r["ci_high"], r["verdict"])
-                          for k, r in doc["parity"]["tasks"][lab]["ratios"].items()}), flush=True)
+                          for k, r in tasks[lab]["ratios"].items()}), flush=True)
     return 0
 
 

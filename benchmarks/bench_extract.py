@@ -72,6 +72,8 @@ TL_PYTHON = os.environ.get("INFODIV_TL_PYTHON", "/work/venvs/tl/bin/python")
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 from _extract_sides import CONFIGS  # noqa: E402  (benchmarks/ is not a package)
 
+PEERS = ("tl_full_cache", "tl_filtered_cache", "tl_best", "nnsight", "nnsight_best")
+
 
 def profile_extract(model, tok, task, batch_size, top=10):
     """Self CPU time per operator of one extraction (torch.profiler), largest first."""
@@ -126,6 +128,13 @@ def parse(argv):
                         help="only plain / plain_same_work / extract, N repetitions per "
                              "configuration (the <= 1.0 targets), merged into --out as "
                              "'parity'")
+    parser.add_argument("--peer-reps", type=int, default=0,
+                        help="only extract and the --peers variants, N repetitions per "
+                             "configuration (the >= 1.3 targets), merged into --out as "
+                             "'peer_focus'")
+    parser.add_argument("--peers", default="tl_filtered_cache",
+                        help="comma-separated peer variants for --peer-reps (tl_full_cache, "
+                             "tl_filtered_cache, tl_best, nnsight, nnsight_best)")
     parser.add_argument("--noise-reps", type=int, default=0,
                         help="time one identical plain forward N times (the machine's timing "
                              "noise), merged into --out as 'noise'")
@@ -134,6 +143,10 @@ def parse(argv):
                              "plain_same_work, extract and extract without savings on each "
                              "configuration of --configs, merged into --out as 'flops'")
     args = parser.parse_args(argv)
+    bad = [p for p in args.peers.split(",") if p not in PEERS]
+    if args.peer_reps and bad:
+        parser.error(f"{len(bad)} unknown peer variant(s) in --peers: {', '.join(bad)} "
+                     f"(one of {', '.join(PEERS)})")
     unknown = [c for c in args.configs.split(",") if c not in CONFIGS]
     if unknown:   # before the model loads: one line, exit 2
         parser.error(f"{len(unknown)} unknown configuration(s) in --configs: "
@@ -155,7 +168,7 @@ def main(argv=None) -> int:
                   dict(os.environ, INFODIV_BENCH_REEXEC="1", HF_HUB_OFFLINE="1"))
     import torch
     import transformers
-    from _extract_modes import parity, pruning_modes, torch_sync
+    from _extract_modes import parity, peer_focus, pruning_modes, torch_sync
     from _extract_sides import (
         commit,
         config_tasks,
@@ -186,6 +199,18 @@ def main(argv=None) -> int:
         return pruning_modes(args, model, tok, pad_id, data_dir, out_path, load_avg)
     if args.parity_reps:
         return parity(args, model, tok, pad_id, data_dir, out_path)
+    if args.peer_reps:
+        if not with_peers:
+            print("bench_extract: --peer-reps needs transformer-lens and nnsight (--tl-python)",
+                  file=sys.stderr)
+            return 2
+        with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
+            save_plain(model, tok, Path(tmp) / "model")
+            ids = {lab: setting(lab, task, tok, model, args.batch_size, chat_template=chat)
+                   ["enc"].option_ids for lab, (task, chat) in
+                   config_tasks(args, data_dir, args.configs.split(",")).items()}
+            return peer_focus(args, model, tok, pad_id, data_dir, out_path,
+                              _tl_side.build(Path(tmp) / "model", ids, model.device.type))
 
     run = {k: getattr(args, k) for k in ("n", "chat_n", "few_shot_n", "shots", "batch_size",
                                          "reps", "threads", "device", "dtype")}
