@@ -95,3 +95,29 @@ def test_committed_matrix_verdicts_follow_from_its_timings():
                 task["ratios"]["paired"][key]["geometric_mean"], rel=1e-3)
         assert targets_met({label: {"ratios": table}})[label] == doc["targets_met"][label]
         assert task["max_exactness_error"] < 1e-4
+
+
+def test_time_sides_resumes_with_the_rotation_where_it_stopped():
+    """An interrupted focused run (``--parity-reps`` / ``--peer-reps``) continues after the
+    repetitions it saved: the same order of sides as one uninterrupted run, every repetition
+    saved through ``on_rep``, and uneven lists to resume are refused."""
+    from _extract_sides import time_sides
+
+    def run(reps, done=None):
+        order, saved = [], []
+        thunks = {k: (lambda k=k: order.append(k)) for k in ("a", "b", "c")}
+        cpu, wall, _ = time_sides("t", thunks, reps, lambda: None, done=done,
+                                  on_rep=lambda c, w: saved.append(len(c["a"])))
+        return order, saved, cpu, wall
+
+    whole, _, _, _ = run(5)
+    assert "".join(whole) == "abc" "bca" "cab" "abc" "bca"   # rotated by one side per rep
+    first, saved, cpu, wall = run(2)
+    rest, saved_rest, cpu5, _ = run(5, done=(cpu, wall))
+    assert first + rest == whole                  # rotation continues at repetition 2
+    assert saved == [1, 2] and saved_rest == [3, 4, 5]
+    assert cpu5["a"][:2] == cpu["a"] and len(cpu5["c"]) == 5
+    assert run(2, done=(cpu, wall))[0] == []      # already measured: nothing runs
+    cpu["b"].pop()
+    with pytest.raises(ValueError, match="do not cover every side equally"):
+        run(5, done=(cpu, wall))
