@@ -186,7 +186,10 @@ def pruning_modes(args, model, tok, pad_id: int, data_dir, out_path, load_avg) -
         from _extract_sides import setting, sides
 
         dev = next(model.parameters()).device
-        tasks = {}
+        before = doc.get("flops", {})   # merged: the other configurations stay, each with
+        tasks = {lab: {"code_commit": before.get("code_commit"),      # the commit and date
+                       "date_utc": before.get("date_utc")} | t         # it was counted at
+                 for lab, t in before.get("tasks", {}).items()}
         for lab, (task, chat) in config_tasks(args, data_dir, args.configs.split(",")).items():
             st = setting(lab, task, tok, model, args.batch_size, chat_template=chat)
             every = sides(st, model, tok, {}, pad_id, dev, args.batch_size)
@@ -199,9 +202,9 @@ def pruning_modes(args, model, tok, pad_id: int, data_dir, out_path, load_avg) -
                           "extract_over_plain_same_work": flops["extract"] / ref,
                           "extract_over_extract_without_savings":
                               flops["extract"] / flops["extract_no_savings"]}
-        doc["flops"] = {"tasks": tasks, "estimate_last_block_pruning": pruning_estimate(model),
-                        "code_commit": commit(),
-                        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            tasks[lab] |= {"code_commit": commit(),
+                           "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        doc["flops"] = {"tasks": tasks, "estimate_last_block_pruning": pruning_estimate(model)}
     out_path.write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps({k: doc.get(k) for k in ("last_block_pruning", "noise", "flops")}, indent=2))
     return 0

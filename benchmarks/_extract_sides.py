@@ -218,8 +218,9 @@ def config_tasks(args, data_dir, names) -> dict:
         elif name in ("few_shot_random_demos", "few_shot_fixed_demos"):
             fixed = name == "few_shot_fixed_demos"
             n = (getattr(args, "fixed_n", 0) or args.few_shot_n) if fixed else args.few_shot_n
-            out[f"few_shot_{k}_{name[9:]}"] = get_task(
-                "sst2", data_dir=data_dir, n=n, shots=k, fixed_demos=fixed), False
+            label = f"few_shot_{k}_{name[9:]}" + ("" if n == args.few_shot_n else f"_n{n}")
+            out[label] = get_task("sst2", data_dir=data_dir, n=n, shots=k,
+                                  fixed_demos=fixed), False
         else:
             raise SystemExit(f"bench_extract: unknown configuration {name!r} in --configs "
                              f"(one of {', '.join(CONFIGS)})")

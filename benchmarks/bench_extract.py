@@ -46,10 +46,14 @@ finishes; a rerun with the same settings resumes after the configurations alread
 load average is recorded at the start and the end of each. ``--profile N`` adds a
 torch.profiler breakdown (self CPU time per operator) of the 0-shot extraction of N prompts.
 ``--parity-reps N`` times only the sides the ``<= 1.0`` targets compare, N repetitions per
-configuration (``parity`` in the results); ``--noise-reps N`` times one identical plain forward
-N times (``noise``: the spread every ratio inherits on this machine); ``--flops`` counts the
-matrix-product FLOPs of each side (``flops``: the work, free of timing noise); these modes live
-in ``benchmarks/_extract_modes.py``.
+configuration (``parity`` in the results); ``--peer-reps N --peers a,b`` times only ``extract``
+and the named peer variants (``peer_focus``); both save every repetition and a rerun resumes
+after the repetitions already there (same prompts, sides and committed ``extraction/`` tree).
+``--noise-reps N`` times one identical plain forward N times (``noise``: the spread every ratio
+inherits on this machine); ``--flops`` counts the matrix-product FLOPs of each side (``flops``,
+merged per configuration: the work, free of timing noise); these modes live in
+``benchmarks/_extract_modes.py``. ``--fixed-n`` sizes the fixed-demonstration task on its own
+(its label then ends in ``_n<N>``): its check is a fixed cost per task.
 Default ``--out``: ``benchmarks/results/extract_matrix.json`` (``--device cuda``:
 ``extract_cuda.json``; ``benchmarks/gpu_check.sh`` is the prepared GPU run).
 """
