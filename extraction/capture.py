@@ -67,6 +67,10 @@ class WriteRecorder:
         self.arch, self.heads, self.neurons, self.device = arch, heads, neurons, device
         self.experts = experts
         self.index = index
+        # every row read at one column (a left-padded batch read at its last token): a slice,
+        # not a gather (advanced indexing costs about twice as much per hook call)
+        same = index is not None and len(index) > 0 and bool((index == index[0]).all())
+        self._column = int(index[0]) if same else None
         self.writes: list[Write] = []
         self._handles = []
         self._count: dict[tuple[int, str], int] = {}
@@ -86,6 +90,8 @@ class WriteRecorder:
             return t[:, -1, :], True
         if t.shape[1] == 1:      # cut to the read position (extraction.savings.LastBlockPruner)
             return t[:, 0, :], True
+        if self._column is not None:
+            return t[:, self._column, :], True
         rows_idx = self._gather.get(t.device)
         if rows_idx is None:     # once per batch and device, not once per hook call
             rows_idx = self._gather[t.device] = (torch.arange(b, device=t.device),

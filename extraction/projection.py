@@ -208,6 +208,7 @@ def project(writes: list[Write], arch: BoundArch, granularity: str, w_opt: torch
     def lin(rows):   # [B, m, d] -> [B, m, C]: W_opt (G ⊙ c(rows)), before the 1/s_final
         return torch.einsum("bmd,cd->bmc", norm.center(rows) * gain, w_opt)
 
+    whole = lin(r)   # every write as one member: one product, not one per write
     parts, owner, cache = [], [], {}
     for k, w in enumerate(writes):
         if _split(w, granularity):
@@ -220,7 +221,7 @@ def project(writes: list[Write], arch: BoundArch, granularity: str, w_opt: torch
             if arch.write_scale != 1.0:   # Granite: the block adds multiplier × its output
                 part = part * arch.write_scale
         else:
-            part = lin(w.r[:, None, :])
+            part = whole[:, k:k + 1]
         parts.append(part)
         owner.extend([k] * part.shape[1])
     u = torch.cat(parts, dim=1) / s_final[:, None, None]
