@@ -46,11 +46,24 @@ def test_readme_extraction_table_matches_results():
 WORK_ROWS = {   # README work/parity table label -> configuration
     "bare 0-shot": "zero_shot", "chat 0-shot": "zero_shot_chat",
     "random demonstrations": "few_shot_4_random_demos",
-    "fixed demonstrations": "few_shot_4_fixed_demos"}
+    "fixed demonstrations (16 prompts)": "few_shot_4_fixed_demos",
+    "fixed demonstrations (64 prompts)": "few_shot_4_fixed_demos_n64"}
+WITH_REPS = re.compile(r"(\d+\.\d+) \[(\d+\.\d+), (\d+\.\d+)\], (\d+) repetitions, "
+                       r"(met|not met|undecided)$")
+PEER_ROWS = {"focused: 0-shot, bare template": "zero_shot",
+             "focused: 4-shot, random demonstrations": "few_shot_4_random_demos"}
+
+
+def _interval_cell(cell: str, r: dict, reps: int, label, digits: int = 2) -> None:
+    m = WITH_REPS.match(cell)
+    assert m, (label, cell)
+    assert m.groups() == (f"{r['geometric_mean']:.{digits}f}", f"{r['ci_low']:.{digits}f}",
+                          f"{r['ci_high']:.{digits}f}", str(reps), r["verdict"]), (label, cell)
 
 
 def test_readme_work_and_parity_table_matches_results():
-    """FLOP ratios (3 decimals) and the 24-repetition CPU intervals, recomputed."""
+    """FLOP ratios (3 decimals) and the parity runs' CPU intervals, repetitions and verdicts,
+    recomputed; every parity run measured the extraction code of one committed tree."""
     readme = (ROOT / "README.md").read_text()
     doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
     flops, parity = doc["flops"]["tasks"], doc["parity"]["tasks"]
@@ -61,12 +74,35 @@ def test_readme_work_and_parity_table_matches_results():
         if config not in parity:
             assert cells[2] == "", label
             continue
-        ratios = parity[config]["ratios"]
-        r = ratios.get("overhead_extract_over_plain_same_work", ratios["extract_over_plain"])
-        assert r["n"] == parity[config]["reps"] == len(parity[config]["cpu_s"]["extract"])
-        m = NUMBER.match(cells[2])
-        assert m and m.groups() == (f"{r['geometric_mean']:.2f}", f"{r['ci_low']:.2f}",
-                                    f"{r['ci_high']:.2f}"), (label, cells[2])
+        run = parity[config]
+        assert run["n_prompts"] == flops[config]["n_prompts"], label
+        ratios = run["ratios"]
+        r = ratios.get("overhead_extract_over_plain_same_work") or ratios["extract_over_plain"]
+        assert r["n"] == run["reps"] == len(run["cpu_s"]["extract"])
+        _interval_cell(cells[2], r, run["reps"], label, digits=3)   # sub-percent differences
+    trees = {t["extraction_tree"] for t in parity.values()}
+    assert len(trees) == 1 and None not in trees, trees
+
+
+def test_readme_peer_focus_matches_results():
+    """The focused TransformerLens runs: one row per configuration measured, each peer's
+    interval, repetitions and verdict (peers in name order)."""
+    readme = (ROOT / "README.md").read_text()
+    doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
+    focus = doc["peer_focus"]["tasks"]
+    assert sorted(focus) == sorted(PEER_ROWS.values())
+    for label, config in PEER_ROWS.items():
+        run, cells = focus[config], _row(readme, label)
+        peers = sorted(k for k in run["ratios"] if k.endswith("_over_extract"))
+        assert len(cells) == len(peers), (label, cells, peers)
+        for cell, key in zip(cells, peers):
+            assert run["ratios"][key]["n"] == run["reps"] == len(run["cpu_s"]["extract"])
+            _interval_cell(cell, run["ratios"][key], run["reps"], label)
+
+
+def test_readme_noise_sentence_matches_results():
+    readme = (ROOT / "README.md").read_text()
+    doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
     noise, text = doc["noise"], " ".join(readme.split())
     assert (f"repeated {len(noise['cpu_s'])} times varies with a coefficient of variation of "
             f"{noise['cv']:.2f} and up to {noise['max_over_min']:.2f}×") in text
