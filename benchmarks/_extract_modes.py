@@ -90,10 +90,10 @@ def parity(args, model, tok, pad_id: int, data_dir, out_path) -> int:
                    lambda st, var: ("plain_same_work" if st["prefix"] else "plain", "extract"))
 
 
-def peer_focus(args, model, tok, pad_id: int, data_dir, out_path, variants: dict) -> int:
+def peer_focus(args, model, tok, pad_id: int, data_dir, out_path, variants) -> int:
     """``--peer-reps N --peers a,b``: only ``extract`` and the named peer variants, ``N``
     repetitions each (the ``>= 1.3`` targets a full matrix left undecided). Merged into
-    ``--out`` as ``peer_focus``."""
+    ``--out`` as ``peer_focus``; ``variants({setting: option ids})`` builds the peers."""
     names = args.peers.split(",")
     return focused(args, model, tok, pad_id, data_dir, out_path, "peer_focus", args.peer_reps,
                    lambda st, var: ("extract", *names), variants)
@@ -104,7 +104,8 @@ def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, rep
     """``reps`` repetitions of the sides ``choose(setting, its peer variants)`` of every
     configuration, merged into ``--out`` under ``section`` and saved after every repetition;
     a rerun continues a configuration after the repetitions already there when its prompts,
-    sides and ``extraction/`` code (git tree, committed) are the same, up to ``reps``."""
+    sides and ``extraction/`` code (git tree, committed) are the same, up to ``reps``.
+    ``variants``: called once with ``{setting: option ids}``, returns the peers per setting."""
     from _extract_sides import measured_code, setting, sides
     from _ratios import ratio_table
 
@@ -115,9 +116,13 @@ def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, rep
     tasks = doc[section]["tasks"]
     dev = next(model.parameters()).device
     sync, code = torch_sync(dev), measured_code()
-    for lab, (task, chat) in config_tasks(args, data_dir, args.configs.split(",")).items():
-        st = setting(lab, task, tok, model, args.batch_size, chat_template=chat)
-        var = (variants or {}).get(lab, {})
+    settings = {lab: (task, setting(lab, task, tok, model, args.batch_size, chat_template=chat))
+                for lab, (task, chat) in
+                config_tasks(args, data_dir, args.configs.split(",")).items()}
+    peers = variants({lab: st["enc"].option_ids for lab, (_, st) in settings.items()}) \
+        if variants is not None else {}
+    for lab, (task, st) in settings.items():
+        var = peers.get(lab, {})
         keep = tuple(choose(st, var))
         every = sides(st, model, tok, {k: var[k] for k in keep if k in var}, pad_id, dev,
                       args.batch_size)
@@ -186,10 +191,7 @@ def pruning_modes(args, model, tok, pad_id: int, data_dir, out_path, load_avg) -
         from _extract_sides import setting, sides
 
         dev = next(model.parameters()).device
-        before = doc.get("flops", {})   # merged: the other configurations stay, each with
-        tasks = {lab: {"code_commit": before.get("code_commit"),      # the commit and date
-                       "date_utc": before.get("date_utc")} | t         # it was counted at
-                 for lab, t in before.get("tasks", {}).items()}
+        tasks = dict(doc.get("flops", {}).get("tasks", {}))   # merged: the others stay
         for lab, (task, chat) in config_tasks(args, data_dir, args.configs.split(",")).items():
             st = setting(lab, task, tok, model, args.batch_size, chat_template=chat)
             every = sides(st, model, tok, {}, pad_id, dev, args.batch_size)

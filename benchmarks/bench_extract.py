@@ -210,11 +210,9 @@ def main(argv=None) -> int:
             return 2
         with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
             save_plain(model, tok, Path(tmp) / "model")
-            ids = {lab: setting(lab, task, tok, model, args.batch_size, chat_template=chat)
-                   ["enc"].option_ids for lab, (task, chat) in
-                   config_tasks(args, data_dir, args.configs.split(",")).items()}
             return peer_focus(args, model, tok, pad_id, data_dir, out_path,
-                              _tl_side.build(Path(tmp) / "model", ids, model.device.type))
+                              lambda ids: _tl_side.build(Path(tmp) / "model", ids,
+                                                         model.device.type))
 
     run = {k: getattr(args, k) for k in ("n", "chat_n", "few_shot_n", "shots", "batch_size",
                                          "reps", "threads", "device", "dtype")}
