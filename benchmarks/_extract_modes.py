@@ -106,7 +106,7 @@ def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, rep
     a rerun continues a configuration after the repetitions already there when its prompts,
     sides and ``extraction/`` code (git tree, committed) are the same, up to ``reps``.
     ``variants``: called once with ``{setting: option ids}``, returns the peers per setting."""
-    from _extract_sides import measured_code, setting, sides
+    from _extract_sides import machine, measured_code, resumable, setting, sides
     from _ratios import ratio_table
 
     doc = json.loads(out_path.read_text()) if out_path.exists() else {}
@@ -115,7 +115,7 @@ def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, rep
         doc[section] = {"run": run, "tasks": {}}
     tasks = doc[section]["tasks"]
     dev = next(model.parameters()).device
-    sync, code = torch_sync(dev), measured_code()
+    sync, code, where = torch_sync(dev), measured_code(), machine()
     settings = {lab: (task, setting(lab, task, tok, model, args.batch_size, chat_template=chat))
                 for lab, (task, chat) in
                 config_tasks(args, data_dir, args.configs.split(",")).items()}
@@ -127,8 +127,7 @@ def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, rep
         every = sides(st, model, tok, {k: var[k] for k in keep if k in var}, pad_id, dev,
                       args.batch_size)
         old = tasks.get(lab, {})
-        same = (old.get("n_prompts") == len(task) and old.get("extraction_tree") == code
-                and code is not None and sorted(old.get("cpu_s", {})) == sorted(keep))
+        same = resumable(old, len(task), code, keep, where)
         have = len(old["cpu_s"][keep[0]]) if same else 0
         if have >= reps:
             print(f"{section}: {lab} already measured ({have} repetitions)", flush=True)
@@ -140,7 +139,10 @@ def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, rep
             fn()
         c0 = time.process_time() - (old["config_cpu_s"] if same else 0.0)
         entry = {"n_prompts": len(task), "shared_prefix_tokens": st["prefix_tokens"],
-                 "extraction_tree": code, "code_commit": commit(),
+                 "extraction_tree": code, "code_commit": commit(), "machine": where,
+                 "earlier_runs": (old.get("earlier_runs", []) + [earlier(old)]
+                                  if old.get("ratios") and not same else
+                                  old.get("earlier_runs", [])),
                  "load_average_at_start": old["load_average_at_start"] if same else
                  [round(x, 2) for x in os.getloadavg()]}
 
@@ -161,6 +163,13 @@ def focused(args, model, tok, pad_id: int, data_dir, out_path, section: str, rep
         print(json.dumps({k: (r["geometric_mean"], r["ci_low"], r["ci_high"], r["verdict"])
                           for k, r in tasks[lab]["ratios"].items()}), flush=True)
     return 0
+
+
+def earlier(old: dict) -> dict:
+    """What a focused entry measured, kept when a new run replaces it (another machine or
+    tree): its sides' ratios with their intervals and verdicts, repetitions, code and date."""
+    return {k: old.get(k) for k in ("reps", "ratios", "extraction_tree", "code_commit",
+                                    "machine", "date_utc")}
 
 
 def torch_sync(dev):
@@ -186,7 +195,10 @@ def pruning_modes(args, model, tok, pad_id: int, data_dir, out_path, load_avg) -
             "load_average_at_start": [round(x, 2) for x in load_avg],
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
     if args.noise_reps:
-        doc["noise"] = noise(model, tok, pad_id, zero, args.noise_reps, args.batch_size)
+        from _extract_sides import machine
+
+        doc["noise"] = noise(model, tok, pad_id, zero, args.noise_reps, args.batch_size) | {
+            "machine": machine(), "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if args.flops:
         from _extract_sides import setting, sides
 

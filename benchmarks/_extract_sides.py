@@ -205,6 +205,36 @@ def measured_code() -> str | None:
         return None
 
 
+def machine() -> dict:
+    """The machine a timing ran on: CPU model, cores, memory and boot id (a new VM, or a
+    reboot, is a new machine: repetitions timed on two machines are never pooled)."""
+    import os
+    import platform
+
+    def field(path, key=None):
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            return None
+        if key is None:
+            return text.strip()
+        line = next((x for x in text.splitlines() if x.startswith(key)), None)
+        return None if line is None else line.split(":", 1)[1].strip()
+
+    return {"cpu": field("/proc/cpuinfo", "model name") or platform.processor() or None,
+            "cpu_count": os.cpu_count(), "memory": field("/proc/meminfo", "MemTotal"),
+            "boot_id": field("/proc/sys/kernel/random/boot_id")}
+
+
+def resumable(old: dict, n_prompts: int, code: str | None, sides, where: dict) -> bool:
+    """Whether a saved focused entry ``old`` can be continued: the same number of prompts,
+    the same committed ``extraction/`` tree (``code``; None, uncommitted, never resumes),
+    the same sides and the same machine ``where``."""
+    return (old.get("n_prompts") == n_prompts and code is not None
+            and old.get("extraction_tree") == code and old.get("machine") == where
+            and sorted(old.get("cpu_s", {})) == sorted(sides))
+
+
 def config_tasks(args, data_dir, names) -> dict:
     """``{label: (task, chat_template)}`` of the configurations ``names`` (see the docstring)."""
     from extraction.tasks import get_task

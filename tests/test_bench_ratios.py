@@ -121,3 +121,22 @@ def test_time_sides_resumes_with_the_rotation_where_it_stopped():
     cpu["b"].pop()
     with pytest.raises(ValueError, match="do not cover every side equally"):
         run(5, done=(cpu, wall))
+
+
+def test_a_focused_entry_resumes_only_on_the_same_prompts_code_sides_and_machine():
+    """Repetitions timed on two machines (a new VM runs at another speed) or two trees are
+    never pooled: any difference starts the entry over."""
+    from _extract_sides import machine, resumable
+
+    here = machine()
+    assert here["cpu_count"] >= 1 and set(here) == {"cpu", "cpu_count", "memory", "boot_id"}
+    old = {"n_prompts": 64, "extraction_tree": "abc", "machine": here,
+           "cpu_s": {"plain": [1.0], "extract": [1.0]}}
+    assert resumable(old, 64, "abc", ("extract", "plain"), here)
+    assert not resumable(old, 64, "abc", ("extract", "plain"), here | {"boot_id": "other"})
+    assert not resumable(old, 64, "abd", ("extract", "plain"), here)
+    assert not resumable(old, 64, None, ("extract", "plain"), here)     # uncommitted tree
+    assert not resumable(old, 48, "abc", ("extract", "plain"), here)
+    assert not resumable(old, 64, "abc", ("extract", "plain_same_work"), here)
+    assert not resumable({k: v for k, v in old.items() if k != "machine"}, 64, "abc",
+                         ("extract", "plain"), here)   # saved before machines were recorded
