@@ -7,7 +7,10 @@ keeps only the read position of every row, so the head and the family's own post
 (Cohere's ``logit_scale``, Granite's ``logits_scaling``, Gemma's soft-cap) run on ``[B, 1, d]``
 instead of ``[B, T, d]``: the logits returned are the model's own output at that position,
 never recomputed by this package. A forward hook on the LM head also keeps its raw output (the
-pre-cap logits, before the family's multiplier) for soft-capped families.
+pre-cap logits, before the family's multiplier) for soft-capped families. With the savings on,
+after the first real forward the head computes only the read vocabulary's columns
+(:class:`~extraction.savings.HeadColumns`): the logits are still the model's own head and
+post-processing, on ``[B, 1, C]``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from .capture import WriteRecorder
 from .projection import head_params, members_for, neuron_params, project
 from .readout import ExactnessError, dtype_rtol, exactness_against_model
 from .savings import (
+    HeadColumns,
     LastBlockPruner,
     PrefixCache,
     cache_of,
@@ -80,10 +84,14 @@ class BatchRunner:
         self._idx = torch.as_tensor(self.vocab_ids, dtype=torch.long)
         self.savings = bool(savings)
         self.pruner = LastBlockPruner(arch) if self.savings else None
+        self.columns = (HeadColumns(model.get_output_embeddings(), self.vocab_ids)
+                        if self.savings else None)
         self.prefix, self.prefix_ids = None, []
         self.first_batch = None   # the plan's first batch (extract sets it)
         self.report: dict = {"enabled": self.savings, "prefix_cache_tokens": 0,
                              "last_block_pruned": False, "reference_check": None}
+        if self.columns is not None:
+            self.report["head_columns"] = self.columns.report
 
     def bias(self) -> np.ndarray:
         """The constant member ``W (β) + b`` (final-norm beta, LM-head bias, multiplier)."""
@@ -95,18 +103,32 @@ class BatchRunner:
             b = b + self.b_head
         return b.cpu().numpy().astype(np.float32)
 
-    def _hooks(self, index, store: dict):
+    def _hooks(self, index, store: dict, narrow: bool = False):
+        """LM-head hooks: the read row only; with ``narrow`` the read columns only (the head
+        runs on a zero-width input, its output replaced by :class:`HeadColumns`); else the
+        head's own read columns check :class:`HeadColumns` once."""
         head = self.model.get_output_embeddings()
+        _, rtol = dtype_rtol(self.model)
 
         def pre(module, args):
             h = args[0]
-            if h.shape[1] == 1:
-                return None
-            rows = torch.arange(h.shape[0], device=h.device)
-            return (h[rows, index.to(h.device)][:, None, :],) + tuple(args[1:])
+            if h.shape[1] != 1:
+                rows = torch.arange(h.shape[0], device=h.device)
+                h = h[rows, index.to(h.device)][:, None, :]
+            if narrow:
+                store["h"] = h
+                h = h[:, :0]
+            return (h,) + tuple(args[1:])
 
         def post(module, args, output):
+            if narrow:
+                output = self.columns(store.pop("h")).to(output.device, output.dtype)
+                store["raw"] = output[:, 0, :]
+                return output
             store["raw"] = output[:, 0, :].index_select(-1, self._idx.to(output.device))
+            if self.columns is not None:
+                self.columns.verify(args[0], store["raw"], rtol)
+            return None
 
         return [head.register_forward_pre_hook(pre), head.register_forward_hook(post)]
 
@@ -269,19 +291,21 @@ class BatchRunner:
                             neurons=self.granularity == "neuron", device=self.collect,
                             index=index, experts=self.granularity == "expert")
         store: dict = {}
-        handles = self._hooks(index, store)
+        narrow = savings and not verify and self.columns.ready
+        handles = self._hooks(index, store, narrow)
         width = kw["input_ids"].shape[1]
         prune = (self.pruner.verify(self.arch.distinct_blocks, index, width) if verify
                  else self.pruner.at(index, width) if savings else contextlib.nullcontext())
         try:
             with torch.inference_mode(), rec, prune:
                 out = self.model(**kw).logits[:, 0, :]
-                model_logits = out.index_select(-1, self._idx.to(out.device))
+                model_logits = out if narrow else out.index_select(-1, self._idx.to(out.device))
         finally:
             for h in handles:
                 h.remove()
         if savings and not verify:
             self.report["last_block_pruned"] = self.pruner.pruned > 0
+            self.columns.report["narrowed_batches"] += int(narrow)
         model_logits = model_logits.to(self.collect, torch.float32)
         if self.arch.softcap is not None:   # pre-cap logits: the raw head output × multiplier
             logits = store["raw"].to(self.collect, torch.float32) * self.arch.logit_scale

@@ -392,7 +392,9 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         "n_batches": len(batches),
         "savings": dict(runner.report),
         "versions": _versions(),
-        "exactness_reference": "model output logits (own forward, every batch)",
+        "exactness_reference": "model output logits (own forward, every batch" + (
+            "; the LM head on the read columns only after the first real forward)"
+            if runner.report.get("head_columns", {}).get("narrowed_batches") else ")"),
         "exactness_error": err.tolist(),
         "max_exactness_error": float(err.max()),
         "max_relative_exactness_error": float((err / (1 + ref_max)).max()),

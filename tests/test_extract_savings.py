@@ -94,6 +94,38 @@ def test_saved_extraction_equals_plain_hooked_forward(fam, position):
         assert s["prefix_cache"] == "used" and s["prefix_cache_tokens"] == 10
         assert s["tokens_run"] == run - 10 * len(task)
     assert plain.meta["savings"]["enabled"] is False
+    head = s["head_columns"]     # after the first real forward: the head's read columns only
+    real_forward_batches = 0 if s["prefix_cache_tokens"] else 1
+    assert head["narrowed_batches"] == saved.meta["n_batches"] - real_forward_batches >= 1
+    assert head["max_abs_error"] <= head["tolerance"] and head["columns"] == 2
+    assert "read columns only" in saved.meta["exactness_reference"]
+
+
+def test_head_columns_check_catches_wrong_rows(tmp_path, monkeypatch):
+    """The head's rows of the wrong ids: the check on the first real forward fails, the head
+    stays whole (no batch narrowed) and the extraction is still exact."""
+    model, tok = tiny_model("llama", tmp_path)
+    task = _task(BARE)
+    real = sv.HeadColumns.__init__
+
+    def shifted(self, head, ids):
+        real(self, head, [i + 1 for i in ids])
+
+    monkeypatch.setattr(sv.HeadColumns, "__init__", shifted)
+    c = extract(model, tok, task, batch_size=3, progress=False)
+    head = c.meta["savings"]["head_columns"]
+    assert head["narrowed_batches"] == 0 and "differs from the head's own output" in head["reason"]
+    assert head["max_abs_error"] > head["tolerance"]
+    assert c.meta["exactness_reference"].endswith("every batch)")
+    plain = extract(model, tok, task, batch_size=3, progress=False, savings=False)
+    assert _close(c, plain) <= 1e-5
+
+
+def test_head_columns_refused_for_the_full_vocabulary(tmp_path):
+    model, tok = tiny_model("gpt2", tmp_path)
+    c = extract(model, tok, _task(BARE), batch_size=3, progress=False, vocab="full")
+    head = c.meta["savings"]["head_columns"]
+    assert head["narrowed_batches"] == 0 and head["reason"] == "every vocabulary column is read"
 
 
 @pytest.mark.parametrize("family,granularity", [("llama", "head"), ("gpt2", "neuron"),
