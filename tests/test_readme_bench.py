@@ -107,3 +107,16 @@ def test_readme_noise_sentence_matches_results():
     assert (f"repeated {len(noise['cpu_s'])} times varies with a coefficient of variation of "
             f"{noise['cv']:.2f} and up to {noise['max_over_min']:.2f}×") in text
 
+
+
+def test_readme_flops_saving_sentence_matches_results():
+    """The saving in matrix-product FLOPs the README quotes in words (0-shot and 4-shot with
+    fixed demonstrations, 16 prompts), recomputed as whole percentages."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    tasks = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text()
+                       )["flops"]["tasks"]
+    zero, fixed = tasks["zero_shot"], tasks["few_shot_4_fixed_demos"]
+    assert (f"they do {100 * (1 - zero['extract_over_plain']):.1f} % less work than a plain "
+            f"forward on 0-shot SST-2 (no shared prefix) and "
+            f"{100 * (1 - fixed['extract_over_plain']):.0f} % less on 4-shot SST-2 with fixed "
+            f"demonstrations ({fixed['shared_prefix_tokens']} tokens shared)") in readme
