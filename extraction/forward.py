@@ -108,7 +108,7 @@ class BatchRunner:
         runs on a zero-width input, its output replaced by :class:`HeadColumns`); else the
         head's own read columns check :class:`HeadColumns` once."""
         head = self.model.get_output_embeddings()
-        _, rtol = dtype_rtol(self.model)
+        check = self.columns is not None and self.columns.pending
 
         def pre(module, args):
             h = args[0]
@@ -126,8 +126,8 @@ class BatchRunner:
                 store["raw"] = output[:, 0, :]
                 return output
             store["raw"] = output[:, 0, :].index_select(-1, self._idx.to(output.device))
-            if self.columns is not None:
-                self.columns.verify(args[0], store["raw"], rtol)
+            if check:
+                self.columns.verify(args[0], store["raw"], dtype_rtol(self.model)[1])
             return None
 
         return [head.register_forward_pre_hook(pre), head.register_forward_hook(post)]

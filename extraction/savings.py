@@ -303,7 +303,7 @@ class HeadColumns:
     """
 
     def __init__(self, head, ids):
-        self.rows, self.passed = None, False
+        self.rows, self.checked, self.passed = None, False, False
         vocab = getattr(head, "out_features", None)
         self.report: dict = {"columns": len(ids), "vocab": vocab, "narrowed_batches": 0}
         if not isinstance(head, torch.nn.Linear):
@@ -323,6 +323,11 @@ class HeadColumns:
         """Whether the head may be narrowed (the rows exist and their check passed)."""
         return self.rows is not None and self.passed
 
+    @property
+    def pending(self) -> bool:
+        """Whether the rows exist and still await their check."""
+        return self.rows is not None and not self.checked
+
     def __call__(self, h: torch.Tensor) -> torch.Tensor:
         """``h [B, 1, d]`` (the head's input) times the read rows: ``[B, 1, C]``."""
         w, b = self.rows
@@ -331,12 +336,12 @@ class HeadColumns:
     def verify(self, h: torch.Tensor, columns: torch.Tensor, rtol: float) -> None:
         """Check :meth:`__call__` on a real forward's head input ``h`` against the head's own
         output ``columns [B, C]`` at the read ids: within ``rtol · (1 + max |columns|)``."""
-        if self.rows is None or self.report["reason"] != "not checked yet":
+        if not self.pending:
             return
         ref = columns.float()
         err = float((self(h)[:, 0].float().to(ref.device) - ref).abs().max())
         tol = rtol * (1 + float(ref.abs().max()))
-        self.passed = err <= tol
+        self.checked, self.passed = True, err <= tol
         self.report.update(max_abs_error=err, tolerance=tol, reason=(
             "checked on the first real forward" if self.passed else
             f"its rows' product differs from the head's own output by {err:.3g} (tolerance "

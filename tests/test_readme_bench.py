@@ -108,7 +108,6 @@ def test_readme_noise_sentence_matches_results():
             f"{noise['cv']:.2f} and up to {noise['max_over_min']:.2f}×") in text
 
 
-
 def test_readme_flops_saving_sentence_matches_results():
     """The saving in matrix-product FLOPs the README quotes in words (0-shot and 4-shot with
     fixed demonstrations, 16 prompts), recomputed as whole percentages."""
