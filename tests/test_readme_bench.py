@@ -1,12 +1,13 @@
-"""The README's extraction-cost table quotes ``benchmarks/results/extract_matrix.json``: every
-ratio it prints is recomputed here from the committed results (rounded as printed)."""
+"""``docs/performance.md`` quotes ``benchmarks/results/extract_matrix.json``: every ratio it
+prints is recomputed here from the results file (rounded as printed)."""
 
 import json
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = {   # README row label -> configuration in the results file
+PAGE = ROOT / "docs" / "performance.md"
+ROWS = {   # table row label -> configuration in the results file
     "0-shot, bare template": "zero_shot",
     "0-shot, chat template": "zero_shot_chat",
     "4-shot, random demonstrations": "few_shot_4_random_demos",
@@ -21,12 +22,12 @@ NUMBER = re.compile(r"(\d+\.\d+)(?: \[(\d+\.\d+), (\d+\.\d+)\])?")
 
 def _row(readme: str, label: str) -> list[str]:
     lines = [ln for ln in readme.splitlines() if ln.startswith(f"| {label}")]
-    assert len(lines) == 1, f"README: {len(lines)} table rows start with {label!r}"
+    assert len(lines) == 1, f"performance page: {len(lines)} table rows start with {label!r}"
     return [c.strip() for c in lines[0].strip("|").split("|")][1:]
 
 
 def test_readme_extraction_table_matches_results():
-    readme = (ROOT / "README.md").read_text()
+    readme = PAGE.read_text()
     doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
     for label, config in ROWS.items():
         paired = doc["tasks"][config]["ratios"]["paired"]
@@ -43,7 +44,7 @@ def test_readme_extraction_table_matches_results():
                                                         f"{r['ci_high']:.2f}"), (label, key)
 
 
-WORK_ROWS = {   # README work/parity table label -> configuration
+WORK_ROWS = {   # work/parity table label -> configuration
     "bare 0-shot": "zero_shot", "chat 0-shot": "zero_shot_chat",
     "random demonstrations": "few_shot_4_random_demos",
     "fixed demonstrations (16 prompts)": "few_shot_4_fixed_demos",
@@ -64,7 +65,7 @@ def _interval_cell(cell: str, r: dict, reps: int, label, digits: int = 2) -> Non
 def test_readme_work_and_parity_table_matches_results():
     """FLOP ratios (3 decimals) and the parity runs' CPU intervals, repetitions and verdicts,
     recomputed; every parity run measured the extraction code of one committed tree."""
-    readme = (ROOT / "README.md").read_text()
+    readme = PAGE.read_text()
     doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
     flops, parity = doc["flops"]["tasks"], doc["parity"]["tasks"]
     for label, config in WORK_ROWS.items():
@@ -87,7 +88,7 @@ def test_readme_work_and_parity_table_matches_results():
 def test_readme_peer_focus_matches_results():
     """The focused TransformerLens runs: one row per configuration measured, each peer's
     interval, repetitions and verdict (peers in name order)."""
-    readme = (ROOT / "README.md").read_text()
+    readme = PAGE.read_text()
     doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
     focus = doc["peer_focus"]["tasks"]
     assert sorted(focus) == sorted(PEER_ROWS.values())
@@ -101,7 +102,7 @@ def test_readme_peer_focus_matches_results():
 
 
 def test_readme_noise_sentence_matches_results():
-    readme = (ROOT / "README.md").read_text()
+    readme = PAGE.read_text()
     doc = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text())
     noise, text = doc["noise"], " ".join(readme.split())
     assert (f"repeated {len(noise['cpu_s'])} times varies with a coefficient of variation of "
@@ -109,9 +110,9 @@ def test_readme_noise_sentence_matches_results():
 
 
 def test_readme_flops_saving_sentence_matches_results():
-    """The saving in matrix-product FLOPs the README quotes in words (0-shot and 4-shot with
+    """The saving in matrix-product FLOPs the page quotes in words (0-shot and 4-shot with
     fixed demonstrations, 16 prompts), recomputed as whole percentages."""
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(PAGE.read_text().split())
     tasks = json.loads((ROOT / "benchmarks/results/extract_matrix.json").read_text()
                        )["flops"]["tasks"]
     zero, fixed = tasks["zero_shot"], tasks["few_shot_4_fixed_demos"]
