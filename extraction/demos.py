@@ -6,20 +6,26 @@ Torch-free; used by :meth:`extraction.tasks.Task.with_demonstrations` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .tasks import Task
-
-__all__ = ["DEMO_SEPARATOR", "demo_prefixes"]
+__all__ = ["DEMO_SEPARATOR", "DemoSource", "demo_prefixes"]
 
 #: what follows every demonstration (and so separates the last one from the prompt)
 DEMO_SEPARATOR = "\n\n"
 
 
-def demo_prefixes(src: Task, count: int, shots: int, seed: int, *, exclude_self: bool,
+class DemoSource(Protocol):
+    """What demonstrations are drawn from (an :class:`extraction.tasks.Task`): its number of
+    records and record ``j`` written as a demonstration (prompt + gold answer)."""
+
+    def __len__(self) -> int: ...
+
+    def demonstration(self, i: int) -> str: ...
+
+
+def demo_prefixes(src: DemoSource, count: int, shots: int, seed: int, *, exclude_self: bool,
                    fixed: bool = False) -> list[list[str]]:
     """Demonstration prefixes for examples ``0..count-1`` drawn from ``src``.
 

@@ -18,7 +18,12 @@ from estimators.resampling import bootstrap_indices, parallel_map
 from .curves import _cross_fit_split, greedy_forward, order_scores, order_values
 from .setfunctions import SetFunction, as_set_function
 
-__all__ = ["subset_selection", "held_out_scores", "greedy_stability", "jaccard"]
+__all__ = ["subset_selection", "held_out_scores", "greedy_stability", "jaccard",
+           "budget_differences", "BUDGET_STATISTICS"]
+
+#: selection verdict -> its budget-averaged held-out difference (:func:`budget_differences`)
+BUDGET_STATISTICS = {"greedy_beats_random": "greedy_minus_best_random_mean",
+                     "greedy_beats_prefix": "greedy_minus_prefix_mean"}
 
 
 def jaccard(a, b) -> float:
@@ -116,3 +121,14 @@ def greedy_stability(contrib_or_f, *, objective=None, n_members=None, n_bootstra
             "kendall_tau_mean": float(np.nanmean(taus)),
             "jaccard": {k: float(np.mean(v)) for k, v in jac.items()},
             "n_bootstrap": n_bootstrap}
+
+
+def budget_differences(greedy, prefix, best_random, sign: float) -> dict:
+    """Δ (or Δ_i) of both comparisons from held-out values ``[M+1]`` or per-example scores
+    ``[M+1, n]``: the budget average over k = 1..M−1 of sign·(greedy − other)."""
+    g, p, r = (np.asarray(a, dtype=np.float64) for a in (greedy, prefix, best_random))
+    if g.shape[0] < 3:
+        raise ValueError(f"need M >= 2 members for a budget average, got M = {g.shape[0] - 1}")
+    inner = slice(1, g.shape[0] - 1)
+    return {BUDGET_STATISTICS["greedy_beats_random"]: sign * (g[inner] - r[inner]).mean(axis=0),
+            BUDGET_STATISTICS["greedy_beats_prefix"]: sign * (g[inner] - p[inner]).mean(axis=0)}

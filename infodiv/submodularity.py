@@ -15,9 +15,9 @@ submodularity of the utility reads ρ_x(A) ≥ ρ_x(B) for A ⊆ B, x ∉ B.
   two-level example bootstrap (examples outer, orders inner: Davison & Hinkley 1997, §3.8) when
   f is given per example; the orders-only spread is the Monte-Carlo error of the order average
   (``ci_mc``); negative slope = diminishing returns on average.
-- With a run and ``inference`` settings, :func:`submodularity_report` replaces those intervals
-  by the refitting two-level bootstrap and label-permutation null of :mod:`infodiv.inference`
-  (calibration, covariances and splits refitted on every resample; verdicts with power).
+- The refitting two-level bootstrap and label-permutation null of those statistics
+  (calibration, covariances and splits refitted on every resample; verdicts with power) are
+  :mod:`infodiv.inference`'s; this module never imports it.
 - Submodularity ratio, ratio-of-sums form (Das & Kempe 2011):
   γ(L, A) = Σ_{x∈A} ρ_x(L) / ρ_A(L), evaluated along the greedy path (L = greedy prefix,
   A = the next greedy elements and random sets outside L); γ ≥ 1 for submodular f.
@@ -50,7 +50,7 @@ from .setfunctions.registry import is_run
 __all__ = ["submodularity_report", "dr_tests", "benjamini_hochberg", "gain_slope",
            "submodularity_ratio", "curvature", "fit_growth_laws", "diversity_regression",
            "SubmodularityReport", "dr_example_differences", "resampled_column_means",
-           "MC_LABEL", "EXAMPLES_LABEL"]
+           "MC_LABEL", "EXAMPLES_LABEL", "sample_triple"]
 
 MC_LABEL = "Monte-Carlo error (orders resampled, examples fixed)"
 EXAMPLES_LABEL = "example bootstrap, two-level"
@@ -77,7 +77,9 @@ def benjamini_hochberg(p, alpha: float = 0.05) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- DR tests
-def _sample_triple(m, rng):
+def sample_triple(m: int, rng):
+    """One nested chain A ⊂ B and x ∉ B from a uniformly random order π of ``m`` members:
+    A = π_{1..a}, B = π_{1..b}, x = π_c with a < b ≤ c (module docstring)."""
     perm = rng.permutation(m)
     a = int(rng.integers(0, m - 1))
     b = int(rng.integers(a + 1, m))
@@ -101,7 +103,7 @@ def dr_example_differences(f: SetFunction, triples) -> tuple[np.ndarray, np.ndar
 
 def _dr_chunk(task, rng):
     f, n_triples = task
-    chains = [_sample_triple(f.n_members, rng) for _ in range(n_triples)]
+    chains = [sample_triple(f.n_members, rng) for _ in range(n_triples)]
     d, gains = dr_example_differences(f, chains)
     triples = [{"A": a.tolist(), "B": b.tolist(), "x": x, "gain_A": g[0], "gain_B": g[1]}
                for (a, b, x), g in zip(chains, gains)]
@@ -135,7 +137,7 @@ def dr_tests(f: SetFunction, *, n_triples: int = 200, n_bootstrap: int = 1000,
     dict with ``violation_rate`` (mean d < 0), ``significant_violation_rate`` (BH-rejected,
     per-triple example bootstrap), ``mean_difference`` and its two-level ``mean_difference_ci``
     (examples resampled, triples resampled inside; the fit of f is kept: the refitting version
-    is :func:`submodularity_report` with ``inference``), ``mean_difference_ci_mc`` (triples
+    is :mod:`infodiv.inference`'s), ``mean_difference_ci_mc`` (triples
     only: Monte-Carlo error), per-triple ``differences``, ``ci_low``, ``ci_high``,
     ``p_values``, ``significant`` and the sampled ``triples``.
     """
@@ -194,7 +196,7 @@ def _slope_summary(per_order: np.ndarray, boot_mc: np.ndarray, boot) -> dict:
            "ci_mc_label": MC_LABEL}
     if boot is None:
         out["ci_note"] = ("no per-example scores: no example-resampled interval (pass samples "
-                          "[P, M+1, N], or a run with inference to submodularity_report)")
+                          "[P, M+1, N], or run infodiv.inference on a run)")
     else:
         out.update(ci=_percentile_ci(boot), ci_label=EXAMPLES_LABEL + " (orders inside)",
                    p_nonnegative=float((1 + (boot >= 0).sum()) / (len(boot) + 1)))
@@ -211,7 +213,7 @@ def gain_slope(samples: np.ndarray, sign: float = 1.0, *, n_bootstrap: int = 100
     w_k = (k − k̄)/Σ(k − k̄)². ``ci``: two-level bootstrap — the N examples resampled
     (paired over orders, :func:`estimators.resampling.bootstrap_means`), then the P orders
     resampled inside each replicate (:func:`resampled_column_means`); the fit of f is kept
-    (the refitting interval is :func:`submodularity_report`'s with ``inference``). ``ci_mc``:
+    (the refitting interval is :mod:`infodiv.inference`'s). ``ci_mc``:
     orders resampled, examples fixed — the Monte-Carlo error of the order average, not an
     interval about the model. ``from_k2`` repeats the fit without g(1): with calibrated
     readouts the first member carries the jump from the prior to any fitted readout, which
@@ -325,8 +327,8 @@ class SubmodularityReport:
     diversity: dict | None = None
     information: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
-    #: with ``inference``: the refitting inference document (infodiv.inference.wiring) and
-    #: what it adds — information_inference, flags, verdicts (with power), power, settings
+    #: what the refitting inference adds (infodiv.inference.wiring.inferential_objective):
+    #: the inference document and information_inference, flags, verdicts, power, settings
     inference: dict | None = None
     information_inference: dict | None = None
     flags: list = field(default_factory=list)
@@ -343,8 +345,7 @@ class SubmodularityReport:
 def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random_state=0,
                          n_triples=200, n_bootstrap=1000, alpha=0.05, n_permutations=200,
                          curves: LayerCurves | None = None, info_method="gaussian",
-                         info_sizes=None, inference=None, n_jobs=1,
-                         **objective_kwargs) -> SubmodularityReport:
+                         info_sizes=None, n_jobs=1, **objective_kwargs) -> SubmodularityReport:
     """Diminishing-returns diagnostics of a set function (module docstring).
 
     Parameters
@@ -357,15 +358,11 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
         when given, which must contain "random" and "greedy").
     info_method : estimator for the Theorem 5–7 terms (Contributions only; None skips them).
     info_sizes : set sizes at which those terms are computed (default ≈ 12 points).
-    inference : infodiv.inference.wiring.InferenceSettings, optional
-        With a Contributions: rerun the statistics under the refitting two-level bootstrap
-        and the label-permutation null (:func:`infodiv.inference.wiring.inferential_objective`)
-        and make ``gain_slope["ci"]``, ``gain_slope["from_k2"]["ci"]``,
-        ``dr["mean_difference_ci"]`` and ``dr["significant_violation_rate"]`` those refitted
-        ones (the fixed-fit ones move to ``*_fixed_fit``), with nulls, flags, verdicts and
-        (``power_replicates`` > 0) their power. Without it the intervals are the fixed-fit
-        two-level example bootstrap of per-example set functions (none otherwise: ``ci`` is
-        NaN with a ``ci_note``); the orders-only spread is always in ``ci_mc``.
+
+    The intervals are the fixed-fit two-level example bootstrap of per-example set functions
+    (none otherwise: ``ci`` is NaN with a ``ci_note``); the orders-only spread is in
+    ``ci_mc``. The refitting inference (bootstrap with everything refitted, label null,
+    verdicts with power) is :mod:`infodiv.inference`'s, run on the report by its caller.
     """
     f = as_set_function(contrib_or_f, objective=objective, n_members=n_members,
                         **objective_kwargs)
@@ -409,12 +406,5 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
     else:
         notes.append("callable set function: no member variables, so no diversity regression "
                      "and no Theorem 5-7 information terms")
-    rep = SubmodularityReport(f.name, f.n_members, dr, slope, ratio, curv, fits, diversity,
-                              info, notes)
-    if inference is not None and is_run(contrib_or_f):
-        from .inference.wiring import inferential_objective
-
-        rep.inference = inferential_objective(contrib_or_f, objective or f.name, rep.__dict__,
-                                              inference, curve_notes=curves.notes,
-                                              **objective_kwargs)
-    return rep
+    return SubmodularityReport(f.name, f.n_members, dr, slope, ratio, curv, fits, diversity,
+                               info, notes)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infodiv.commands.choices import info_method_names
 from infodiv.commands.preflight import nonneg_int
-from infodiv.commands.run import info_method_names
 from infodiv.setfunctions.registry import OBJECTIVE_NAMES
 
 DEFAULT_OBJECTIVES = ("accuracy", "mi_gaussian")

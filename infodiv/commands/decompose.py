@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infodiv.commands.run import info_method_names
+from infodiv.commands.choices import info_method_names
 
 
 def configure(parser) -> None:

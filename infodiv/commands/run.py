@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from infodiv.commands.choices import info_method_names
 from infodiv.commands.preflight import (
     batch_size,
     check_device,
@@ -51,14 +52,6 @@ def objective_names() -> tuple[str, ...]:
     """Objective names from the set-function registry."""
     from infodiv.setfunctions import OBJECTIVE_NAMES
     return tuple(OBJECTIVE_NAMES)
-
-
-def info_method_names() -> tuple[str, ...]:
-    """Estimator names accepted by the information terms (those that estimate MI with a label;
-    not ``lnc``, which covers continuous MI/TC only)."""
-    from estimators._dispatch import LABEL_METHODS
-
-    return LABEL_METHODS
 
 
 def configure(parser) -> None:

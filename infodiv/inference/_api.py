@@ -19,11 +19,11 @@ from infodiv.junctions import junction_curves
 from infodiv.reports.serialize import jsonable
 from infodiv.setfunctions import ReadoutSetFunction, SetFunction, make_set_function
 from infodiv.submodularity import (
-    _sample_triple,
     benjamini_hochberg,
     diversity_regression,
     dr_example_differences,
     gain_slope,
+    sample_triple,
 )
 from infodiv.tables import fisher_z_mean
 
@@ -41,11 +41,6 @@ INFORMATION_TERMS = ("joint", "relevancy", "redundancy", "conditional_redundancy
 def resample_rows(n: int, rng) -> np.ndarray:
     """One bootstrap resample of ``n`` rows (:func:`estimators.resampling.bootstrap_indices`)."""
     return _bootstrap_indices(n, rng)
-
-
-def sample_triple(n_members: int, rng):
-    """One nested chain A ⊂ B and x ∉ B from a uniformly random order (as ``dr_tests``)."""
-    return _sample_triple(n_members, rng)
 
 
 def gain_slopes(samples, sign: float) -> tuple[float, float]:

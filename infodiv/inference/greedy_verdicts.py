@@ -13,7 +13,7 @@ the mean gap between the held-out curves in utility units — the two verdicts
 ``greedy_beats_random`` (other = best-of-random) and ``greedy_beats_prefix`` (other = depth
 prefix) are two separate claims, each at level α. For a per-example set function Δ is an
 example mean, Δ = (1/n) Σ_i Δ_i, with Δ_i the budget average of example i's held-out scores
-(:func:`budget_differences`).
+(:func:`infodiv.selection.budget_differences`).
 
 Inference (:func:`selection_verdicts`): the example bootstrap of Δ with everything refitted
 (the split, greedy on each half and the random orders redrawn per resample:
@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from ..selection import BUDGET_STATISTICS, budget_differences
 from ._api import bootstrap_means
 from ._text import interval, num
 from .bootstrap import percentile_interval
@@ -39,24 +40,12 @@ from .nulls import infer
 from .power import surrogate_power
 from .verdicts import SELECTION_TESTS, scalar_verdict, verdict_docs
 
-__all__ = ["budget_differences", "SelectionDetector", "selection_verdicts", "STATISTICS",
+__all__ = ["SelectionDetector", "selection_verdicts", "STATISTICS",
            "POWER_KINDS", "selection_verdict_lines"]
 
 #: verdict -> the pipeline's budget-averaged statistic
-STATISTICS = {"greedy_beats_random": "greedy_minus_best_random_mean",
-              "greedy_beats_prefix": "greedy_minus_prefix_mean"}
+STATISTICS = dict(BUDGET_STATISTICS)
 POWER_KINDS = ("concentrated_late", "shuffled_labels")
-
-
-def budget_differences(greedy, prefix, best_random, sign: float) -> dict:
-    """Δ (or Δ_i) of both comparisons from held-out values ``[M+1]`` or per-example scores
-    ``[M+1, n]``: the budget average over k = 1..M−1 of sign·(greedy − other)."""
-    g, p, r = (np.asarray(a, dtype=np.float64) for a in (greedy, prefix, best_random))
-    if g.shape[0] < 3:
-        raise ValueError(f"need M >= 2 members for a budget average, got M = {g.shape[0] - 1}")
-    inner = slice(1, g.shape[0] - 1)
-    return {STATISTICS["greedy_beats_random"]: sign * (g[inner] - r[inner]).mean(axis=0),
-            STATISTICS["greedy_beats_prefix"]: sign * (g[inner] - p[inner]).mean(axis=0)}
 
 
 class SelectionDetector:

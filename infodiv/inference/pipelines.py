@@ -242,8 +242,7 @@ class SelectionPipeline:
                            "greedy_minus_prefix_mean": "greater"}
 
     def __call__(self, run, rng) -> dict:
-        from ..selection import held_out_scores, subset_selection
-        from .greedy_verdicts import budget_differences
+        from ..selection import budget_differences, held_out_scores, subset_selection
 
         seed = int(rng.integers(0, 2**31 - 1))
         if make_set_function(run, self.objective, **self.objective_kwargs).per_example:

@@ -17,7 +17,13 @@ from ..controls import matched_modular_surrogate
 from ..curves import layer_curves
 from ..inference.flags import summary_lines
 from ..inference.greedy_verdicts import selection_verdict_lines, selection_verdicts
-from ..inference.wiring import flag_records, inference_lines, settings_from, verdict_lines
+from ..inference.wiring import (
+    flag_records,
+    inference_lines,
+    inferential_objective,
+    settings_from,
+    verdict_lines,
+)
 from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
 from ..runs import run_names
 from ..selection import greedy_stability, subset_selection
@@ -70,13 +76,14 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
     kw = {"ridge": s.ridge}
     lc = layer_curves(contrib, objective=obj, n_permutations=s.n_permutations,
                       random_state=s.seed, n_jobs=s.n_jobs, **kw)
-    # with inference the report's fields become the refitted inferential ones
     rep = submodularity_report(contrib, objective=obj, curves=lc, n_triples=s.n_triples,
                                n_bootstrap=s.n_bootstrap, random_state=s.seed,
-                               info_method=s.info_method, n_jobs=s.n_jobs,
-                               inference=settings_from(s) if s.inference else None, **kw)
+                               info_method=s.info_method, n_jobs=s.n_jobs, **kw)
+    inference = None
+    if s.inference:   # the report's fields become the refitted inferential ones
+        inference = inferential_objective(contrib, obj, rep.__dict__, settings_from(s),
+                                          curve_notes=lc.notes, **kw)
     rep_doc = rep.to_dict()
-    inference = rep.inference
     label = run_label(contrib)   # model, task and N in every title
     band = None if inference is None else inference["mean_curve"]
     plot_layer_curves(lc, out / f"curves_{obj}.png", title=label, band=band)
