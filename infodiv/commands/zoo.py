@@ -5,7 +5,11 @@
 twins at ``--shared-depths`` (each block executed twice in a row), for every seed in
 ``--seeds``, then the optional ``--extra-depths``; all with the same steps and schedule. Rerunning
 the same command continues where it stopped (finished models are skipped, an interrupted one
-resumes from its last checkpoint) and says so. Bad settings: one line, exit 2.
+resumes from its last checkpoint) and says so. Bad settings: one line, exit 2. With
+``--task hops --hops K`` the grid trains on K-hop pointer chasing (:mod:`infodiv.zoo.hops`)
+instead of AG News: every model on its own seeded generated stream (hop counts uniform on
+``[--min-hops, K]``), scored on ``--n-heldout`` held-out K-hop examples that
+``<root>/heldout.jsonl`` holds as a task file (see :mod:`infodiv.zoo.depth`).
 
 ``infodiv zoo finetune`` fine-tunes a pretrained model (default the SmolLM2-135M-Instruct alias)
 on the same rows into ``<root>/finetune/<name>`` (resumable); with ``--train-top K`` the frozen
@@ -43,7 +47,19 @@ def _configure_train(p) -> None:
     p.add_argument("--width", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--mlp", type=int, default=384, help="SwiGLU MLP width")
-    p.add_argument("--max-len", type=int, default=64, help="context / prompt truncation")
+    p.add_argument("--max-len", type=int, default=None,
+                   help="context / prompt truncation (default 64; hops: the K-hop prompt)")
+    p.add_argument("--task", choices=("ag_news", "hops"), default="ag_news",
+                   help="training task: AG News rows, or generated K-hop pointer chasing")
+    p.add_argument("--hops", type=int, default=4, help="with --task hops: K (held-out hops)")
+    p.add_argument("--min-hops", type=int, default=1,
+                   help="with --task hops: fewest hops of a training example (uniform mixture "
+                        "on [--min-hops, --hops]; equal to --hops: no mixture)")
+    p.add_argument("--symbols", type=int, default=64, help="with --task hops: symbol pool")
+    p.add_argument("--n-heldout", type=int, default=2000,
+                   help="with --task hops: held-out examples")
+    p.add_argument("--heldout-seed", type=int, default=12345,
+                   help="with --task hops: seed of the held-out draw")
     p.add_argument("--steps", type=int, default=600)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=2e-3)
@@ -140,18 +156,33 @@ def configure(parser) -> None:
 
 def _train(args) -> int:
     from infodiv.zoo.configs import ModelSpec, zoo_grid
-    from infodiv.zoo.runner import train_zoo
     from infodiv.zoo.train import TrainConfig
 
-    common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=args.max_len)
+    hops = None
+    if args.task == "hops":
+        from infodiv.zoo.hops import HopsTask, prompt_len
+
+        hops = HopsTask(hops=args.hops, min_hops=args.min_hops, symbols=args.symbols,
+                        n_heldout=args.n_heldout, heldout_seed=args.heldout_seed)
+    max_len = args.max_len or (64 if hops is None else prompt_len(hops.hops))
+    common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=max_len)
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       warmup=args.warmup, lm_weight=args.lm_weight,
                       checkpoint_every=args.checkpoint_every, threads=args.threads)
     specs = zoo_grid(args.depths, args.shared_depths, args.seeds, **common)
     specs += [ModelSpec(depth=d, seed=s, **common) for s in args.seeds for d in args.extra_depths]
-    records = train_zoo(args.root, specs, cfg, vocab_size=args.vocab_size,
-                        data_dir=args.data_dir, shard=args.shard, progress=not args.quiet,
-                        device=args.device, log=lambda m: print(m, flush=True))
+    log = lambda m: print(m, flush=True)  # noqa: E731
+    if hops is None:
+        from infodiv.zoo.runner import train_zoo
+
+        records = train_zoo(args.root, specs, cfg, vocab_size=args.vocab_size,
+                            data_dir=args.data_dir, shard=args.shard, progress=not args.quiet,
+                            device=args.device, log=log)
+    else:
+        from infodiv.zoo.depth import train_depth
+
+        records = train_depth(args.root, specs, cfg, hops, shard=args.shard,
+                              progress=not args.quiet, device=args.device, log=log)
     done = sum(bool(r.get("finished")) for r in records)
     print(f"{args.root}: {done}/{len(records)} model(s) finished", flush=True)
     return 0

@@ -180,10 +180,14 @@ def _trainable(model) -> dict:
 
 def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerprint: dict,
         pad_id: int, desc: str = "train", progress: bool = True, stop_after: int | None = None,
-        forward=None, log=print):
+        forward=None, batches=None, log=print):
     """The training loop shared by the zoo and the fine-tune: trains the parameters of
     ``model`` that require grad on ``(seqs, targets)``, checkpointing to ``run_dir/state.pt``
     and resuming from it.
+
+    ``batches(step) -> (items, targets)`` replaces the epoch stream over ``(seqs, targets)``
+    (then both may be None): a generated stream whose batch depends only on the step (and the
+    seed it was built with), e.g. :meth:`infodiv.zoo.hops.HopsStream.batch`.
 
     ``forward(model, items, pad_id) -> (hidden after the final norm, ids, mask)`` replaces
     the full forward pass (default: token ids through the whole model); with
@@ -235,11 +239,14 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
     done_here = 0
     t0 = time.perf_counter()
     while step < cfg.steps:
-        idx = batch_order(len(seqs), step, cfg.batch_size, seed)
+        if batches is None:
+            idx = batch_order(len(seqs), step, cfg.batch_size, seed)
+            items, tgts = [seqs[i] for i in idx], [targets[i] for i in idx]
+        else:
+            items, tgts = batches(step)
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
-        loss = _loss(model, [seqs[i] for i in idx], [targets[i] for i in idx], pad_id,
-                     cfg.lm_weight, forward)
+        loss = _loss(model, items, tgts, pad_id, cfg.lm_weight, forward)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(params.values()), cfg.clip)
@@ -301,8 +308,13 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
     ----------
     spec : infodiv.zoo.configs.ModelSpec
     tokenizer : transformers tokenizer (the zoo tokenizer)
-    train_task, heldout_task : extraction.Task
-        Training rows; held-out rows scored at the end (optional).
+    train_task : extraction.Task or stream
+        Training rows, or a generated stream (an object with ``batch(step, batch_size, seed)
+        -> (token id lists, answer token ids)``, ``option_ids`` and ``describe()``, e.g.
+        :class:`infodiv.zoo.hops.HopsStream`: step s of seed r always gets the same batch; its
+        ``describe()`` joins the resume fingerprint).
+    heldout_task : extraction.Task, optional
+        Held-out rows scored at the end.
     run_dir : path
         ``state.pt`` (resume) and ``model/`` (final Hugging Face folder) live here.
     cfg : TrainConfig
@@ -324,20 +336,35 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
         return read_record(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with torch_threads(cfg.threads):
-        seqs, option_ids = encode(tokenizer, train_task, spec.max_len)
-        targets = [option_ids[int(y)] for y in train_task.labels]
+        stream = hasattr(train_task, "batch")
+        if stream:
+            seqs = targets = None
+            option_ids = list(train_task.option_ids)
+            n_train = cfg.steps * cfg.batch_size
+
+            def batches(step):
+                return train_task.batch(step, cfg.batch_size, spec.seed)
+        else:
+            seqs, option_ids = encode(tokenizer, train_task, spec.max_len)
+            targets = [option_ids[int(y)] for y in train_task.labels]
+            n_train, batches = len(train_task), None
         model = build_model(spec, tokenizer).to(device)
         fingerprint = {"spec": spec.to_dict(), "train": cfg.to_dict(),
-                       "n_train": len(train_task), "vocab": len(tokenizer)}
+                       "n_train": n_train, "vocab": len(tokenizer)}
+        if stream:
+            fingerprint["stream"] = train_task.describe()
         pad_id = tokenizer.pad_token_id
         step, losses, elapsed = fit(model, seqs, targets, run_dir, cfg, seed=spec.seed,
                                     fingerprint=fingerprint, pad_id=pad_id, desc=spec.name,
-                                    progress=progress, stop_after=stop_after, log=log)
+                                    progress=progress, stop_after=stop_after,
+                                    batches=batches, log=log)
         record = {"model": spec.name, **spec.to_dict(), "shared": spec.shared,
                   "executions": spec.executions, "n_members": spec.n_members,
                   "params": count_params(model),
-                  **training_record(cfg, len(train_task), option_ids, step, losses, elapsed,
+                  **training_record(cfg, n_train, option_ids, step, losses, elapsed,
                                     device)}
+        if stream:
+            record["stream"] = train_task.describe()
         if step < cfg.steps:
             return record
         if heldout_task is not None:

@@ -1,0 +1,116 @@
+"""Training a pointer-chasing depth grid under one root folder (resumable; DESIGN.md 2.9).
+
+Layout of ``root`` (e.g. ``runs/depth/k4``, git-ignored)::
+
+    depth.json            the task (:class:`infodiv.zoo.hops.HopsTask`) and training config;
+                          a rerun with other settings is refused
+    tokenizer/            the task's fixed word-level tokenizer
+    heldout.jsonl         the held-out examples as a task file (+ heldout.task.json: template,
+                          options, label field), readable by ``infodiv extract --task-file``
+    models/<name>/        state.pt while training, model/ when finished (as the AG News zoo)
+
+Every model trains on its own seeded stream (:class:`infodiv.zoo.hops.HopsStream`) with the
+held-out keys excluded, and is scored on the held-out file at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+__all__ = ["SETTINGS", "HELDOUT_FILE", "prepare_depth_root", "train_depth"]
+
+SETTINGS = "depth.json"
+HELDOUT_FILE = "heldout.jsonl"
+
+
+def _settings(task, cfg) -> dict:
+    return {"task": "hops", "hops_task": task.to_dict(), "train": cfg.to_dict()}
+
+
+def prepare_depth_root(root, task, cfg):
+    """Create or check ``root``: settings, tokenizer and held-out file. Returns
+    ``(tokenizer, stream, heldout_task)``; the held-out task is read back from the file
+    through the toolkit's task-file reader.
+
+    Raises
+    ------
+    ValueError
+        ``root`` holds a grid made with different settings (the message names the keys), or
+        its held-out file differs from the one the settings generate.
+    """
+    from .hops import HopsStream, heldout_examples, hops_tokenizer, read_task_file, write_task_file
+    from .runner import load_tokenizer
+
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    want = _settings(task, cfg)
+    path = root / SETTINGS
+    if path.is_file():
+        have = json.loads(path.read_text())
+        diff = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+        if diff:
+            raise ValueError(f"{root} holds a depth grid with different settings "
+                             f"({', '.join(diff)}); use another --root or the same settings")
+    else:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(want, indent=1))
+        os.replace(tmp, path)
+    if not (root / "tokenizer").is_dir():
+        tmp = root / f".tokenizer.{os.getpid()}"
+        hops_tokenizer(task.symbols).save_pretrained(tmp)
+        os.replace(tmp, root / "tokenizer")
+    tok = load_tokenizer(root)
+    held = heldout_examples(task)
+    held_path = root / HELDOUT_FILE
+    fresh = root / f".heldout.{os.getpid()}.jsonl"
+    write_task_file(held, fresh)
+    if held_path.is_file() and held_path.read_bytes() != fresh.read_bytes():
+        fresh.unlink()
+        fresh.with_name(fresh.stem + ".task.json").unlink()
+        raise ValueError(f"{held_path} differs from the held-out set of {SETTINGS}; remove it "
+                         "or use another --root")
+    os.replace(fresh.with_name(fresh.stem + ".task.json"), root / "heldout.task.json")
+    os.replace(fresh, held_path)
+    return tok, HopsStream(task, tok, held), read_task_file(held_path, name=f"hops{task.hops}")
+
+
+def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
+                device: str = "cpu", log=print) -> list[dict]:
+    """Train every spec of ``specs`` (skipping finished ones, resuming an interrupted one)
+    under ``root`` on the pointer-chasing ``task``; returns the records of this call."""
+    from .hops import prompt_len
+    from .runner import model_dir
+    from .train import is_finished, read_record, train_model
+
+    k, n = shard
+    if not (isinstance(n, int) and n >= 1 and isinstance(k, int) and 0 <= k < n):
+        raise ValueError(f"shard must be (k, n) with 0 <= k < n, got {shard!r}")
+    need = prompt_len(task.hops)
+    short = [s.name for s in specs if s.max_len < need]
+    if short:
+        raise ValueError(f"max_len must be >= {need} (the {task.hops}-hop prompt), got "
+                         f"{specs[0].max_len} for {short[0]}")
+    tok, stream, held = prepare_depth_root(root, task, cfg)
+    mine = [s for i, s in enumerate(specs) if i % n == k]
+    records, t0 = [], time.perf_counter()
+    for i, spec in enumerate(mine):
+        folder = model_dir(root, spec)
+        if is_finished(folder):
+            log(f"[{i + 1}/{len(mine)}] {spec.name}: already finished, skipped")
+            records.append(read_record(folder))
+            continue
+        if (folder / "state.pt").is_file():
+            log(f"[{i + 1}/{len(mine)}] {spec.name}: resuming from its checkpoint")
+        rec = train_model(spec, tok, stream, folder, cfg, heldout_task=held, progress=progress,
+                          device=device, log=log)
+        acc = rec.get("heldout", {}).get("accuracy")
+        log(f"[{i + 1}/{len(mine)}] {spec.name}: {rec['step']} steps, "
+            f"{rec['wall_time_s']:.0f} s ({rec['s_per_step']:.3f} s/step)"
+            + ("" if acc is None else f", held-out accuracy {acc:.3f}"))
+        records.append(rec)
+    log(f"depth grid {root}: {len(records)} model(s) in {time.perf_counter() - t0:.0f} s "
+        "this call")
+    return records
