@@ -7,9 +7,11 @@ tests once unmodified (they must pass), then applies each one-line breakage belo
 reruns the tests and reports which tests failed. Exit status 1 when a mutation survives (no
 test fails) or the unmodified run is red. The shared checkout is never modified.
 
-The breakages are the eight of issue 8 (deliberate one-line errors in the diagnostics,
-selection and report code that the suite once let through) and two of issue 9 (the
-violations verdict's multiplicity over triples, the growth laws' held-out half at arbitrary x).
+The breakages are deliberate one-line errors that the suite once let through, in the
+diagnostics, selection and report code, the violations verdict's multiplicity over triples,
+the growth laws' held-out half at arbitrary x, and three in the inference engine (a null that
+does not permute, a bootstrap that does not refit, power that counts shuffled-label
+detections).
 """
 
 from __future__ import annotations
@@ -70,11 +72,25 @@ MUTATIONS = [
      "infodiv/growth.py",
      "k, y = k[order], y[order]",
      "k, y = k, y"),
+    # the inference engine (infodiv.inference.engine and its replicates)
+    ("label-permutation null that does not permute the labels",
+     "infodiv/inference/replicates.py",
+     "run = with_arrays(run, labels=data_rng.permutation(run.labels))",
+     "run = with_arrays(run, labels=run.labels)"),
+    ("bootstrap that does not refit: one set function fitted once and reused by every "
+     "replicate",
+     "infodiv/inference/claim.py",
+     'return self.cached("f", fit)',
+     'return self.design.__dict__.setdefault("_fit", fit())'),
+    ("power counting the shuffled-label detections instead of the matched surrogate's",
+     "infodiv/inference/engine.py",
+     "pw = (power or {}).get(claim.surrogate, {}).get(claim.name)",
+     'pw = (power or {}).get("shuffled_labels", {}).get(claim.name)'),
 ]
 
 DEFAULT_TESTS = ["tests/test_reports.py", "tests/test_submodularity.py",
                  "tests/test_selection.py", "tests/test_curves.py", "tests/test_curves_cli.py",
-                 "tests/test_inference_violations.py"]
+                 "tests/test_inference_violations.py", "tests/test_engine.py"]
 
 
 def export_tree(dest: Path) -> None:

@@ -1,7 +1,6 @@
-"""The mutation check of scripts/mutations.py: each of issue 8's eight breakages of the
-diagnostics, selection and report code and issue 9's two (violation test, growth laws at
-arbitrary x) makes at least one test fail (about 5 minutes, so
-opt-in: ``INFODIV_SLOW=1``)."""
+"""The mutation check of scripts/mutations.py: each breakage of the diagnostics, selection,
+report and inference-engine code makes at least one test fail (several minutes, so opt-in:
+``INFODIV_SLOW=1``)."""
 
 import os
 import subprocess
@@ -19,7 +18,7 @@ def test_mutation_targets_exist_in_the_code():
         from mutations import MUTATIONS
     finally:
         sys.path.pop(0)
-    assert len(MUTATIONS) == 10
+    assert len(MUTATIONS) == 13
     for _, path, old, new in MUTATIONS:
         assert (ROOT / path).read_text().count(old) == 1, (path, old)
         assert old != new

@@ -16,7 +16,11 @@ Checks (DESIGN.md 2.8):
 - ``in_sample_fallback``: a figure meant to be held-out that was computed in-sample;
 - ``dimension_too_large``: an estimator run whose dimension D is at least half the smallest
   class count (``D ≥ n_min / 2``; Gaussian log-determinant bias and variance blow up as D → n);
-- ``replicates_failed``: bootstrap or permutation replicates that raised and were left out.
+- ``replicates_failed``: bootstrap or permutation replicates that raised and were left out;
+- ``no_test``: a claim not detected while its matched surrogate is detected with power whose
+  Wilson upper bound is below 1/2 (a "not detected" that could not have been a detection);
+- ``not_calibrated``: a claim's rule fires on shuffled-label surrogates beyond its level;
+- ``interval_widened``: a bootstrap interval extended to contain its estimate (the gap).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ __all__ = ["Flag", "check_information", "check_bounds", "check_in_sample", "chec
            "check_failures", "flags_from_curve_notes", "summary_lines", "FLAG_CODES"]
 
 FLAG_CODES = ("information_exceeds_entropy", "bound_outside_unit_interval", "in_sample_fallback",
-              "dimension_too_large", "replicates_failed")
+              "dimension_too_large", "replicates_failed", "no_test", "not_calibrated",
+              "interval_widened")
 
 
 @dataclass(frozen=True)

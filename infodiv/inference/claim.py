@@ -1,0 +1,163 @@
+"""What a claim is to the engine: a :class:`Claim` record, and the :class:`Replicate` its
+statistic reads.
+
+A claim (DESIGN.md 2.8) states the theorem it tests, its statistic — a function of one
+:class:`Replicate`, i.e. of the set function fitted on the replicate's rows and the run's
+arrays — the direction that counts as a finding, the matched surrogate on which it must fire
+(its power) and its plain-language sentence. :mod:`infodiv.inference.engine` turns any claim
+into a :class:`~infodiv.inference.record.VerdictRecord`; the paper's claims live in
+:mod:`infodiv.claims`, one module each.
+
+A :class:`Replicate` is what the engine hands a statistic on every example resample, label
+permutation, Monte-Carlo rerun and surrogate: the run it was given (resampled rows, permuted
+labels, ...), the fixed :class:`Design` (objective, orders per replicate, the DR chains) and
+the replicate's own random stream. Its set function is fitted on that run on first use
+(calibration, covariances, cross-fitting split: ``random_state`` = the stream's first draw),
+so a statistic that reads ``rep.f`` is refitted on every resample by construction. Whatever
+several claims share within one replicate (the random orders, the chains' set values) is
+computed once (:meth:`Replicate.cached`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Claim", "Design", "Replicate", "DIRECTIONS"]
+
+DIRECTIONS = ("less", "greater")
+
+
+@dataclass(frozen=True)
+class Design:
+    """What every replicate of one engine run shares.
+
+    Parameters
+    ----------
+    objective : set-function name (``infodiv.setfunctions.OBJECTIVES``)
+    objective_kwargs : passed to ``make_set_function`` (e.g. ``{"ridge": 0.0}``)
+    n_orders : random member orders per replicate (the inner level of the two-level bootstrap)
+    triples : the nested chains ``(A, B, x)`` of the DR claims, fixed for every replicate (each
+        triple's difference gets its own distribution); ``None``: ``n_triples`` chains drawn
+        from ``triple_seed`` (:func:`infodiv.submodularity.sample_triple`)
+    n_random : random orders of the selection claims' best-of-random rule
+    """
+
+    objective: str = "accuracy_calibrated"
+    objective_kwargs: dict = field(default_factory=dict)
+    n_orders: int = 20
+    n_triples: int = 100
+    triple_seed: int = 0
+    triples: tuple | None = None
+    n_random: int = 50
+
+    def __post_init__(self):
+        if self.n_orders < 2:
+            raise ValueError(f"n_orders must be >= 2, got {self.n_orders}")
+        if self.n_triples < 0:
+            raise ValueError(f"n_triples must be >= 0, got {self.n_triples}")
+        if self.n_random < 1:
+            raise ValueError(f"n_random must be >= 1, got {self.n_random}")
+        if self.triples is not None:
+            chains = tuple((np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64), int(x))
+                           for a, b, x in self.triples)
+            object.__setattr__(self, "triples", chains)
+            object.__setattr__(self, "n_triples", len(chains))
+
+    @property
+    def interval(self) -> str:
+        """The bootstrap interval of the objective: ``"centred"`` (shifted by the bootstrap
+        bias) for the information objectives, which duplicated rows bias, else
+        ``"percentile"``."""
+        return "centred" if self.objective.startswith("mi_") else "percentile"
+
+    def chains(self, n_members: int) -> tuple:
+        """The fixed DR chains for a ground set of ``n_members``."""
+        if self.triples is not None:
+            return self.triples
+        from ..submodularity import sample_triple
+
+        rng = np.random.default_rng(self.triple_seed)
+        return tuple(sample_triple(n_members, rng) for _ in range(self.n_triples))
+
+
+class Replicate:
+    """One replicate's run, its set function (fitted on first use) and its stream (module
+    docstring). ``seed`` is the stream's first draw: the set function's ``random_state`` and
+    the selection's split seed."""
+
+    def __init__(self, run, design: Design, rng: np.random.Generator):
+        self.run, self.design, self.rng = run, design, rng
+        self.seed = int(rng.integers(0, 2**31 - 1))
+        self._cache: dict = {}
+
+    def cached(self, key, compute: Callable):
+        """``compute()`` once per replicate under ``key``."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    @property
+    def f(self):
+        """The set function of ``design.objective`` fitted on this replicate's run."""
+        def fit():
+            from ..setfunctions import make_set_function
+
+            d = self.design
+            return make_set_function(self.run, d.objective, random_state=self.seed,
+                                     **d.objective_kwargs)
+        return self.cached("f", fit)
+
+    @property
+    def chains(self) -> tuple:
+        return self.cached("chains", lambda: self.design.chains(self.run.n_members))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of the paper as the engine reads it (module docstring).
+
+    Parameters
+    ----------
+    name : registry key (``infodiv.claims.CLAIMS``)
+    theorem : what of the paper it tests
+    statistic_name : what the statistic is, in words
+    statistic : ``statistic(rep) -> float`` (or ``[T]`` array with ``decide``), refitted on
+        every replicate through ``rep.f``
+    direction : ``"less"`` or ``"greater"``: the side of 0 (and of the null) that is a finding
+    surrogate : the matched surrogate kind (``infodiv.inference.surrogates.SURROGATES``) on
+        which a detection is the claim's power
+    matched_case : how a reader names that surrogate
+    sentence : the claim in plain language (what a detection says about the model)
+    rule : the decision rule in words (``{alpha}`` is filled in)
+    quick : optional power shortcut ``quick(rep, rng, n_bootstrap) -> {"value", "ci"}``
+        (``{"value", "se"}`` with ``decide``): the statistic's example bootstrap on one fit,
+        examples reweighted, for per-example set functions; without it a surrogate gets the
+        refitted bootstrap
+    decide : optional rule for a vector statistic, ``decide(value, se, null, alpha) ->
+        (detected, summary dict)``; default the three-part rule of a scalar
+    surrogate_kwargs : optional ``surrogate_kwargs(run, design) -> dict`` for the surrogate
+    applies : optional ``applies(run, design) -> str | None``: why the claim cannot be tested
+        on this run (None: it can)
+    """
+
+    name: str
+    theorem: str
+    statistic_name: str
+    statistic: Callable
+    direction: str
+    surrogate: str
+    matched_case: str
+    sentence: str
+    rule: str
+    quick: Callable | None = None
+    decide: Callable | None = None
+    surrogate_kwargs: Callable | None = None
+    applies: Callable | None = None
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction of claim {self.name!r} must be one of {DIRECTIONS}, "
+                             f"got {self.direction!r}")

@@ -1,0 +1,115 @@
+"""The verdict record: what the engine says about one claim on one run, and what every report
+reads (DESIGN.md 2.8, "one verdict record feeds every report").
+
+A :class:`VerdictRecord` holds the claim and the theorem it tests, the statistic, its
+estimate with its example-bootstrap interval (everything refitted) and Monte-Carlo error
+(orders only), the label-permutation null (mean, 2.5–97.5% range, p), the null-corrected
+value with its interval, the verdict (detected, calibrated, finding), the power on the
+matched surrogate and the false-positive rate on shuffled labels with their Wilson intervals,
+the flags, the sizes (B, K, n, M, Monte-Carlo reruns, surrogates) and the sentence a report
+prints. Intervals are stored as ``[low, high]`` and every one contains its estimate
+(:meth:`VerdictRecord.check`): the engine builds them so (``interval_method``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+__all__ = ["VerdictRecord", "contains"]
+
+
+def contains(interval, value) -> bool:
+    """Whether ``[low, high]`` contains ``value`` (True for a missing interval or value)."""
+    if interval is None or value is None:
+        return True
+    lo, hi = interval
+    if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi, value)):
+        return True
+    return lo <= value <= hi
+
+
+@dataclass
+class VerdictRecord:
+    """One claim's verdict on one run (module docstring)."""
+
+    claim: str
+    theorem: str
+    statistic: str
+    objective: str
+    direction: str
+    estimate: float
+    interval: list | None
+    interval_method: str
+    mc_error: float | None
+    null_mean: float | None
+    null_interval: list | None
+    corrected: float | None
+    corrected_interval: list | None
+    p: float | None
+    detected: bool
+    calibrated: bool
+    finding: bool
+    rule: str
+    matched_case: str
+    power: float | None = None
+    power_interval: list | None = None
+    power_n: int = 0
+    false_positive: float | None = None
+    false_positive_interval: list | None = None
+    false_positive_n: int = 0
+    flags: list = field(default_factory=list)
+    n_bootstrap: int = 0
+    n_permutations: int = 0
+    n_examples: int = 0
+    n_members: int = 0
+    n_mc: int = 0
+    alpha: float = 0.05
+    sentence: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def no_test(self) -> bool:
+        """Not detected with power near 0 (its Wilson upper bound below 1/2): no test."""
+        return (not self.detected and self.power_interval is not None
+                and self.power_interval[1] < 0.5)
+
+    def check(self) -> None:
+        """Raise ValueError when an interval does not contain its estimate."""
+        for name, iv, value in (("interval", self.interval, self.estimate),
+                                ("corrected_interval", self.corrected_interval, self.corrected),
+                                ("power_interval", self.power_interval, self.power),
+                                ("false_positive_interval", self.false_positive_interval,
+                                 self.false_positive)):
+            if not contains(iv, value):
+                raise ValueError(f"{self.claim}: {name} {iv} does not contain {value}")
+
+    def text(self) -> str:
+        """The sentence a report prints: verdict, power beside it, calibration."""
+        word = "detected" if self.detected else "not detected"
+        if self.power is None:
+            out = f"{word}; power not computed (power replicates 0)"
+        else:
+            out = (f"{word}; {self.matched_case} is detected with probability "
+                   f"{self.power:.2f} (Wilson 95% [{self.power_interval[0]:.2f}, "
+                   f"{self.power_interval[1]:.2f}], {self.power_n} surrogates)")
+        if self.false_positive is not None:
+            out += (f"; with shuffled labels it fires with probability "
+                    f"{self.false_positive:.2f}")
+            if not self.calibrated:
+                out += (f" (Wilson 95% [{self.false_positive_interval[0]:.2f}, "
+                        f"{self.false_positive_interval[1]:.2f}] > {self.alpha}): the rule is "
+                        "not calibrated on this run, so this verdict is not a finding")
+        if self.no_test:
+            out += "; with power this low, not detected is no test"
+        return out
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["text"] = self.text()
+        return out
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> VerdictRecord:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in names})
