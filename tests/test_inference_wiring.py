@@ -18,17 +18,25 @@ def shuffled_doc(tmp_path_factory):
     out = tmp_path_factory.mktemp("curves")
     s = CurvesSettings(objectives=("accuracy",), n_permutations=40, n_triples=10,
                        n_bootstrap=100, stability=0, info_method="gaussian", graph=False,
-                       inference=True, inference_selection=20)
+                       inference=True, inference_resamples=20, inference_selection=20)
     doc = curves_report(run, out, s)
     return doc, (out / "report.md").read_text(), json.loads((out / "report.json").read_text())
 
 
-def test_settings_scale_with_the_report_and_reach_200_by_default():
+def test_n_bootstrap_is_b_and_the_defaults_reach_200():
+    """B is what ``--n-bootstrap`` says (K = B), whatever the number of orders; without it
+    B is derived from the orders (200 at the default 200)."""
     full = settings_from(CurvesSettings())
     assert (full.n_resamples, full.n_null, full.inner_orders, full.n_mc) == (200, 200, 20, 10)
     assert full.growth_replicates == 50
-    small = settings_from(CurvesSettings(n_permutations=40))
-    assert (small.n_resamples, small.inner_orders, small.growth_replicates) == (20, 4, 0)
+    derived = settings_from(CurvesSettings(n_permutations=40))
+    assert (derived.n_resamples, derived.n_null) == (20, 20)
+    small = settings_from(CurvesSettings(n_permutations=40, n_bootstrap=300))
+    assert (small.n_resamples, small.n_null, small.inner_orders,
+            small.growth_replicates) == (300, 300, 4, 0)
+    both = settings_from(CurvesSettings(n_bootstrap=300, inference_resamples=50,
+                                        inference_null=60))
+    assert (both.n_resamples, both.n_null) == (50, 60)
 
 
 def test_existing_fields_keep_their_names_and_become_inferential(shuffled_doc):

@@ -26,8 +26,11 @@ def configure(parser) -> None:
                         help="random member orders (mean curve, Shapley values)")
     parser.add_argument("--n-triples", type=int, default=200,
                         help="nested-set diminishing-returns tests")
-    parser.add_argument("--n-bootstrap", type=int, default=1000,
-                        help="bootstrap replicates of the DR tests and intervals")
+    parser.add_argument("--n-bootstrap", type=int, default=None, metavar="B",
+                        help="example resamples B of the inference (everything refitted; "
+                             "K = B label permutations) and of the DR tests, at least 100 "
+                             "(default: B = 200 at --n-permutations >= 200, else "
+                             "max(20, n_permutations // 2), and 1000 for the DR tests)")
     parser.add_argument("--stability", type=int, default=10,
                         help="bootstrap replicates for greedy-order stability (0 skips)")
     parser.add_argument("--info-method", default="gaussian",

@@ -12,6 +12,7 @@ import numpy as np
 from estimators.resampling import bootstrap_indices as _bootstrap_indices
 from estimators.resampling import bootstrap_means, chunk_sizes, parallel_map, spawn_generators
 from extraction.contributions import Contributions
+from infodiv.claims._chains import set_values
 from infodiv.curves import order_scores, shapley_from_orders
 from infodiv.growth import fit_growth_laws
 from infodiv.information import error_bounds, label_entropy, member_variables, set_terms
@@ -51,21 +52,6 @@ def gain_slopes(samples, sign: float) -> tuple[float, float]:
     """
     out = gain_slope(samples, sign, n_bootstrap=1)
     return float(out["slope"]), float(out["from_k2"]["slope"])
-
-
-def set_values(f: SetFunction, sets) -> np.ndarray:
-    """Values f(S) ``[K]`` of the member sets ``sets`` (K index arrays).
-
-    A readout set function scores all K sets in one batched calibration fit (its own
-    ``_score_logits``, the code ``added_values`` uses); a set function with its own batched
-    ``set_values`` (Gaussian information: one stacked Cholesky per set size) uses it; other
-    set functions are called once per set through ``value``.
-    """
-    if isinstance(f, ReadoutSetFunction):
-        return f.set_scores(sets).mean(axis=1)
-    if hasattr(f, "set_values"):
-        return np.asarray(f.set_values(sets), dtype=np.float64)
-    return np.array([f.value(np.asarray(s, dtype=np.int64)) for s in sets])
 
 
 def information_terms(contrib, members=None, *, copula: bool = False) -> dict:

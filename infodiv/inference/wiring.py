@@ -51,17 +51,19 @@ class InferenceSettings:
 
 
 def settings_from(curves_settings) -> InferenceSettings:
-    """Sizes from a ``CurvesSettings``: explicit ``inference_resamples`` / ``inference_null``
-    win; otherwise B = K = 200 at n_permutations ≥ 200 (the default) and max(20,
-    n_permutations // 2) below, min(20, max(2, n_permutations // 10)) random orders per
-    replicate, min(10, max(3, n_permutations // 20)) Monte-Carlo
-    reruns (the default 200 orders give 200 × 20, 10 reruns) and growth-law refits in about 50
-    replicates when n_permutations ≥ 100 (none below: each fit costs ~0.5 s)."""
+    """Sizes from a ``CurvesSettings``: B = ``inference_resamples``, else its ``n_bootstrap``
+    (what ``infodiv curves --n-bootstrap`` sets), else 200 at n_permutations ≥ 200 and
+    max(20, n_permutations // 2) below; K = ``inference_null`` or else B;
+    min(20, max(2, n_permutations // 10)) random orders per replicate,
+    min(10, max(3, n_permutations // 20)) Monte-Carlo reruns (the default 200 orders give
+    200 × 20, 10 reruns) and growth-law refits in about 50 replicates when
+    n_permutations ≥ 100 (none below: each fit costs ~0.5 s)."""
     s = curves_settings
     p = int(s.n_permutations)
-    b = getattr(s, "inference_resamples", None) or (200 if p >= 200 else max(20, p // 2))
+    b = (getattr(s, "inference_resamples", None) or getattr(s, "n_bootstrap", None)
+         or (200 if p >= 200 else max(20, p // 2)))
     k = getattr(s, "inference_null", None) or b
-    return InferenceSettings(n_resamples=b, n_null=max(19, k),
+    return InferenceSettings(n_resamples=int(b), n_null=max(19, int(k)),
                              inner_orders=min(20, max(2, p // 10)),
                              n_mc=min(10, max(3, p // 20)),
                              growth_replicates=50 if p >= 100 else 0,

@@ -45,7 +45,10 @@ class CurvesSettings:
     objectives: tuple = DEFAULT_OBJECTIVES
     n_permutations: int = 200
     n_triples: int = 200
-    n_bootstrap: int = 1000
+    #: example resamples B of the inference (K = B label permutations unless
+    #: inference_null) and of the fixed-fit DR tests (>= 100); None: B derived from
+    #: n_permutations (inference.wiring.settings_from) and 1000 for the DR tests
+    n_bootstrap: int | None = None
     stability: int = 10
     info_method: str | None = "gaussian"
     ridge: float = 0.0
@@ -53,7 +56,8 @@ class CurvesSettings:
     seed: int = 0
     n_jobs: int = 1
     #: two-level bootstrap + label-permutation null of every objective (infodiv.inference);
-    #: sizes: B = K = 200 at the default 200 orders (inference.wiring.settings_from)
+    #: sizes: B = inference_resamples, else n_bootstrap, else derived from n_permutations;
+    #: K = inference_null or B (inference.wiring.settings_from)
     inference: bool = True
     inference_resamples: int | None = None
     inference_null: int | None = None
@@ -67,6 +71,11 @@ class CurvesSettings:
     inference_selection: int = 50
 
 
+def dr_bootstrap(s: CurvesSettings) -> int:
+    """Bootstrap replicates of the fixed-fit DR tests: ``n_bootstrap``, else 1000."""
+    return int(s.n_bootstrap or 1000)
+
+
 def k_marks(m: int) -> list[int]:
     """The set sizes the summary quotes: 1, M/4 and M/2."""
     return sorted({1, max(1, m // 4), max(1, m // 2)})
@@ -77,7 +86,7 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
     lc = layer_curves(contrib, objective=obj, n_permutations=s.n_permutations,
                       random_state=s.seed, n_jobs=s.n_jobs, **kw)
     rep = submodularity_report(contrib, objective=obj, curves=lc, n_triples=s.n_triples,
-                               n_bootstrap=s.n_bootstrap, random_state=s.seed,
+                               n_bootstrap=dr_bootstrap(s), random_state=s.seed,
                                info_method=s.info_method, n_jobs=s.n_jobs, **kw)
     inference = None
     if s.inference:   # the report's fields become the refitted inferential ones
@@ -95,7 +104,7 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
     f = make_set_function(contrib, obj, **kw)
     if f.per_example:  # negative control through the same DR code path
         ctl = dr_tests(matched_modular_surrogate(f, random_state=s.seed),
-                       n_triples=s.n_triples, n_bootstrap=s.n_bootstrap,
+                       n_triples=s.n_triples, n_bootstrap=dr_bootstrap(s),
                        random_state=s.seed, n_jobs=s.n_jobs)
         entry["control_modular"] = jsonable(
             {k: ctl[k] for k in ("violation_rate", "significant_violation_rate",
@@ -130,7 +139,7 @@ def curves_report(contrib, out, settings: CurvesSettings | None = None, *,
                    "task": task or "?", "N": contrib.n_examples, "M": m,
                    "C": contrib.n_options, "members": contrib.names},
            "settings": {"n_permutations": s.n_permutations, "n_triples": s.n_triples,
-                        "n_bootstrap": s.n_bootstrap, "seed": s.seed,
+                        "n_bootstrap": dr_bootstrap(s), "seed": s.seed,
                         "info_method": s.info_method or "none", "ridge": s.ridge,
                         "objective": list(s.objectives)},
            "objectives": {}, "timings_s": {}}
