@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._checks import check_cells
+
 __all__ = [
     "ESTIMATORS",
     "joint_codes",
@@ -119,6 +121,7 @@ def entropy(x: np.ndarray, *, estimator: str = "plugin") -> float:
 
 def mutual_information(x: np.ndarray, y: np.ndarray, *, estimator: str = "plugin") -> float:
     """``I(X;Y) = H(X) + H(Y) - H(X,Y)`` in nats."""
+    check_cells(joint_codes(x, y)[0], 2, "mutual information", "x and y")
     return (_h(x, estimator=estimator) + _h(y, estimator=estimator)
             - _h(x, y, estimator=estimator))
 
@@ -132,11 +135,13 @@ def mixed_mutual_information(x: np.ndarray, labels: np.ndarray, *,
 def conditional_mutual_information(x: np.ndarray, y: np.ndarray, z: np.ndarray, *,
                                    estimator: str = "plugin") -> float:
     """``I(X;Y|Z) = H(X,Z) + H(Y,Z) - H(X,Y,Z) - H(Z)`` in nats."""
+    check_cells(joint_codes(x, y, z)[0], 3, "conditional mutual information", "x, y and z")
     return (_h(x, z, estimator=estimator) + _h(y, z, estimator=estimator)
             - _h(x, y, z, estimator=estimator) - _h(z, estimator=estimator))
 
 
 def total_correlation(blocks: list[np.ndarray], *, estimator: str = "plugin") -> float:
     """``TC = sum_i H(X_i) - H(X_1, ..., X_m)`` in nats (one variable per block)."""
+    check_cells(joint_codes(*blocks)[0], len(blocks), "total correlation", "variables")
     marginals = sum(_h(b, estimator=estimator) for b in blocks)
     return marginals - _h(*blocks, estimator=estimator)

@@ -33,13 +33,15 @@ columns and adds seeded Gaussian jitter of relative size ``JITTER = 1e-6``
 (:func:`estimators.validation.jitter`; smaller noise would drown in the rounding of ``S``), so
 such inputs give finite but very large dependence (the true value is infinite); the jitter
 changes ordinary estimates by about 1e-12 relative. Entropy adds back ``sum log std`` of the
-columns.
+columns. Exact or near linear dependence between the variables and magnitudes beyond about
+1e±154 warn with the numbers (:mod:`estimators._checks`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from estimators._checks import check_dependence, check_scale
 from estimators.logdet import block_logdets, logdet, logdet_bias
 from estimators.validation import jitter, log_scale
 
@@ -78,6 +80,7 @@ def _block_logdets(cov: np.ndarray, sizes: list[int], n: int, bias_correction: b
 
 def entropy(x: np.ndarray, *, rng, bias_correction: bool = True) -> float:
     """Gaussian differential entropy ``(d log(2 pi e) + log det Sigma) / 2`` in nats."""
+    check_scale([x], ["x"], rescale=False)
     n, d = x.shape
     z = _prepare(x, rng)
     return 0.5 * (d * _LOG_2PI_E + _logdet(_cov(z), n, bias_correction)) + log_scale(x)
@@ -101,6 +104,8 @@ def _joint_logdet(arrays: list[np.ndarray], rng, bias_correction: bool):
 def mutual_information(x: np.ndarray, y: np.ndarray, *, rng, bias_correction: bool = True
                        ) -> float:
     """``I(X;Y) = (L(X) + L(Y) - L(X,Y)) / 2`` in nats."""
+    x, y = check_scale([x, y], ["x", "y"])
+    check_dependence([x, y], ["x", "y"], "mutual information")
     L = _joint_logdet([x, y], rng, bias_correction)
     return 0.5 * (L([0]) + L([1]) - L([0, 1]))
 
@@ -108,6 +113,8 @@ def mutual_information(x: np.ndarray, y: np.ndarray, *, rng, bias_correction: bo
 def conditional_mutual_information(x: np.ndarray, y: np.ndarray, z: np.ndarray, *, rng,
                                    bias_correction: bool = True) -> float:
     """``I(X;Y|Z) = (L(X,Z) + L(Y,Z) - L(X,Y,Z) - L(Z)) / 2`` in nats."""
+    x, y, z = check_scale([x, y, z], ["x", "y", "z"])
+    check_dependence([z, x, y], ["z", "x", "y"], "conditional mutual information")
     L = _joint_logdet([x, y, z], rng, bias_correction)
     return 0.5 * (L([0, 2]) + L([1, 2]) - L([0, 1, 2]) - L([2]))
 
@@ -121,6 +128,8 @@ def mixed_mutual_information(x: np.ndarray, labels: np.ndarray, *, rng,
     one). Each class needs more samples than dimensions.
     """
     n, d = x.shape
+    (x,) = check_scale([x], ["x"])
+    check_dependence([x], ["x"], "mutual information")
     z = _prepare(x, rng)
     value = 0.5 * _logdet(_cov(z), n, bias_correction)
     classes, sizes = np.unique(labels, return_counts=True)
@@ -136,6 +145,9 @@ def mixed_mutual_information(x: np.ndarray, labels: np.ndarray, *, rng,
 
 def total_correlation(blocks: list[np.ndarray], *, rng, bias_correction: bool = True) -> float:
     """``TC = (sum_i L(X_i) - L(X_1..X_m)) / 2`` in nats, from one covariance matrix."""
+    names = [f"variables[{i}]" for i in range(len(blocks))]
+    blocks = check_scale(blocks, names)
+    check_dependence(blocks, names, "total correlation")
     sizes = [b.shape[1] for b in blocks]
     z = _prepare(np.concatenate(blocks, axis=1), rng)
     n = len(z)

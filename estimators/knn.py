@@ -65,6 +65,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma
 
+from ._checks import check_dependence, check_scale
 from ._neighbors import count_within, kth_neighbor_distance, neighbor_counts
 from .copula import normal_scores
 from .validation import check_k, jitter, log_scale
@@ -178,6 +179,8 @@ def mutual_information(x: np.ndarray, y: np.ndarray, *, k: int = 3,
     """
     n = x.shape[0]
     k = check_k(k, n, context="for the KSG mutual information")
+    x, y = check_scale([x, y], ["x", "y"])
+    check_dependence([x, y], ["x", "y"], "mutual information")
     return _multi_information(prepare_all([x, y], rng, preprocess), k)
 
 
@@ -192,6 +195,9 @@ def total_correlation(blocks: list[np.ndarray], *, k: int = 3,
     """
     n = blocks[0].shape[0]
     k = check_k(k, n, context="for the KSG total correlation")
+    names = [f"variables[{i}]" for i in range(len(blocks))]
+    blocks = check_scale(blocks, names)
+    check_dependence(blocks, names, "total correlation")
     return _multi_information(prepare_all(blocks, rng, preprocess), k)
 
 
@@ -260,6 +266,8 @@ def conditional_mutual_information(x: np.ndarray, y: np.ndarray, z: np.ndarray, 
     """
     n = x.shape[0]
     k = check_k(k, n, context="for the Frenzel-Pompe conditional mutual information")
+    x, y, z = check_scale([x, y, z], ["x", "y", "z"])
+    check_dependence([z, x, y], ["z", "x", "y"], "conditional mutual information")
     return frenzel_pompe(prepare_all([x, y, z], rng, preprocess), k)
 
 
