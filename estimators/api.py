@@ -1,7 +1,8 @@
 """Public estimators: entropy, mutual information, conditional MI and total correlation.
 
 All functions share the keywords ``method`` (``"knn"``, ``"chain"``, ``"lnc"``, ``"binned"``,
-``"gaussian"``, ``"copula"``), ``k`` (kNN neighbours), ``base`` (2 = bits, the default;
+``"gaussian"``, ``"copula"``; :func:`mutual_information` with a label also ``"usable"``, its
+default there), ``k`` (kNN neighbours), ``base`` (2 = bits, the default;
 ``"e"`` = nats) and ``random_state`` (seeds every random choice: tie-breaking jitter, copula
 tie order; default 0, see :mod:`estimators.validation`), plus method options passed as
 keywords:
@@ -41,6 +42,8 @@ Frenzel & Pompe (2007), Phys. Rev. Lett. 99, 204101 (CMI); Ross (2014), PLoS ONE
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -205,20 +208,65 @@ def entropy(x, *, method="knn", k=3, base=2, random_state=0, **options) -> float
     return to_base(est.call("entropy", z) + log_jacobian, base)
 
 
-def mutual_information(x, y, *, method="knn", k=3, base=2, random_state=0,
+def _label_pair(x, y):
+    """``(features, labels)`` when exactly one argument is a 1-D integer label and the other
+    continuous (any dimension, member arrays ``(n, M, C)`` included); else ``None``."""
+    def is_label(a):
+        a = np.asarray(a)
+        return is_discrete(a) and (a.ndim == 1 or (a.ndim == 2 and a.shape[1] == 1))
+
+    for feats, lab in ((x, y), (y, x)):
+        if is_label(lab) and not is_discrete(feats):
+            return feats, lab
+    return None
+
+
+def _check_below_entropy(value: float, labels: np.ndarray, method: str, base) -> None:
+    """Warn when an estimate of ``I(X;Y)`` with a label exceeds the plug-in ``H(Y)``."""
+    h_y = to_base(discrete.entropy(labels[:, None] if labels.ndim == 1 else labels), base)
+    if value > h_y:
+        warnings.warn(f"method={method!r} gives I = {value:.4g} above H(Y) = {h_y:.4g}, the "
+                      f"largest possible value: the model behind {method!r} does not fit these "
+                      f"data (e.g. near-deterministic or non-Gaussian members), so this is no "
+                      f"estimate of I; the default (method=None, usable information) is valid",
+                      diagnostics.EstimatorWarning, stacklevel=3)
+
+
+def mutual_information(x, y, *, method=None, k=3, base=2, random_state=0,
                        **options) -> float:
     """Mutual information ``I(X;Y) = H(X) + H(Y) - H(X,Y)``.
 
+    ``method=None`` (default): with one continuous argument (any dimension, or a member array
+    ``(n, M, C)``) and one 1-D integer label, ``"usable"``: the cross-fitted usable information
+    ``H(Y) - CE`` with nested family selection (:func:`estimators.usable.usable_information`,
+    which also returns its interval and bracket; options ``families``, ``n_splits``,
+    ``inner_splits``, ``confidence``), never above ``H(Y)``; otherwise ``"knn"``.
     Both continuous: KSG algorithm 1 (kNN) or log-determinants (gaussian / copula) or binned
-    plug-in. One side integer (a label): the mixed estimator (Ross 2014 for kNN, with
-    ``k_c = min(k, n_c - 1)`` per class), or ``H(X) - sum_y p(y) H(X|Y=y)`` for the other methods.
-    Both integer: discrete plug-in (exact on the empirical distribution).
+    plug-in. One side integer (a label) with a named method: the mixed estimator (Ross 2014 for
+    kNN, with ``k_c = min(k, n_c - 1)`` per class), or ``H(X) - sum_y p(y) H(X|Y=y)`` for the
+    other methods, with an :class:`~estimators.diagnostics.EstimatorWarning` when the result
+    exceeds ``H(Y)`` (then it is no estimate of ``I``). Both integer: discrete plug-in (exact on
+    the empirical distribution).
     See :func:`entropy` for the parameters; returns the estimate in units of ``base``.
     """
+    if method in (None, "usable"):
+        pair = _label_pair(x, y)
+        if pair is not None:
+            from estimators.usable import usable_information
+
+            return usable_information(*pair, base=base, random_state=random_state,
+                                      **options).estimate
+        if method == "usable":
+            raise ValueError("method='usable' needs one continuous argument and one 1-D "
+                             "integer label")
+        method = "knn"
     est, a = _setup(method, k, random_state, options, x=x, y=y)
     _check_dimension(est, [a["x"], a["y"]], "mutual information")
     x, y = _prepare_all(est, [a["x"], a["y"]])
-    return to_base(_mi(est, x, y), base)
+    value = to_base(_mi(est, x, y), base)
+    if is_discrete(x) != is_discrete(y):
+        _check_below_entropy(value, x if is_discrete(x) else y, method, base)
+    return value
 
 
 def conditional_mutual_information(x, y, z, *, method="knn", k=3, base=2, random_state=0,

@@ -270,6 +270,7 @@ def test_decomposition_knn_one_pass_matches_separate_calls():
     assert dec.redundancy == pytest.approx(total_correlation(u, method="knn"), rel=1e-9)
     assert dec.conditional_redundancy == pytest.approx(
         total_correlation(u, given=y, method="knn"), rel=1e-9)
-    assert dec.joint == pytest.approx(mutual_information(u.reshape(400, -1), y), rel=1e-9)
-    assert dec.relevancy == pytest.approx(sum(mutual_information(u[:, i], y) for i in range(5)),
-                                          rel=1e-9)
+    assert dec.joint == pytest.approx(mutual_information(u.reshape(400, -1), y, method="knn"),
+                                      rel=1e-9)
+    assert dec.relevancy == pytest.approx(sum(mutual_information(u[:, i], y, method="knn")
+                                              for i in range(5)), rel=1e-9)

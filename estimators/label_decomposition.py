@@ -1,0 +1,215 @@
+"""``I(U;Y) = relevancy + diversity`` from valid estimates (DESIGN 2.5; the paper's Theorem 4).
+
+- ``joint``: the cross-fitted usable information of the whole member array
+  (:func:`estimators.usable.usable_information`, with its interval and bracket);
+- ``relevancies``: each member's ``I(U_m;Y)`` on its whole ``C``-dimensional vector
+  (:mod:`estimators.relevancy`), label-null debiased; ``relevancy`` their sum;
+- ``diversity = joint - relevancy`` through that identity (DESIGN 2.5: never as
+  ``TC(U|Y) - TC(U)`` of near-deterministic members). Its interval is a paired bootstrap over
+  the examples: the same resampled rows for the joint's and the members' held-out terms
+  (``D*_b = mean_b(joint_i - sum_m s_mi) + M null_mean``), percentiles. Its label null
+  (``null_permutations`` > 0): the whole procedure on permuted labels, where ``D = 0``.
+
+The joint is a lower-side estimate (its learning cost is not removed), so ``diversity`` leans
+low by that cost; the relevancies are debiased by their label null (module
+:mod:`estimators.relevancy`). Units of ``base`` (bits by default).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from estimators import _logistic
+from estimators.relevancy import member_relevancies, normal_interval
+from estimators.usable import _folds, check_folds, prepare, usable_information
+from estimators.validation import (
+    check_labels,
+    check_random_state,
+    check_same_length,
+    check_variables,
+    is_discrete,
+    to_base,
+    unit_name,
+)
+
+__all__ = ["LabelDecomposition", "label_decomposition", "information_decomposition"]
+
+
+@dataclass(frozen=True)
+class LabelDecomposition:
+    """Valid ``joint = relevancy + diversity`` (units of ``base``); see the module docstring.
+
+    ``joint_interval`` / ``joint_lower`` / ``joint_upper``: the joint's interval and bracket;
+    ``relevancy_interval`` from the per-example member terms; ``diversity_interval`` paired
+    bootstrap; ``diversity_null``: D on permuted labels (empty unless requested).
+    """
+
+    joint: float
+    relevancy: float
+    diversity: float
+    relevancies: tuple
+    joint_interval: tuple
+    joint_lower: float
+    joint_upper: float
+    relevancy_interval: tuple
+    diversity_interval: tuple
+    diversity_null: tuple
+    relevancy_raw: float
+    relevancies_raw: tuple
+    member_null_mean: float
+    h_y: float
+    joint_folds: tuple
+    family_values: dict
+    member_choices: dict
+    method: str
+    base: float | str
+    n_samples: int
+    n_variables: int
+    joint_pointwise: np.ndarray = field(repr=False)
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable copy (tuples as lists, no per-example terms)."""
+        return {k: (list(v) if isinstance(v, tuple) else v)
+                for k, v in self.__dict__.items() if k != "joint_pointwise"}
+
+    def table(self) -> str:
+        """The terms with their intervals as an aligned text table."""
+        def iv(pair):
+            return f"[{pair[0]: .4f}, {pair[1]: .4f}]"
+        rows = [("I(U;Y)  joint", self.joint,
+                 f"interval {iv(self.joint_interval)}  bracket "
+                 f"{iv((self.joint_lower, self.joint_upper))}"),
+                ("relevancy  sum I(U_m;Y)", self.relevancy,
+                 f"interval {iv(self.relevancy_interval)}  raw {self.relevancy_raw:.4f}"),
+                ("diversity  joint - relevancy", self.diversity,
+                 f"paired bootstrap {iv(self.diversity_interval)}"),
+                ("H(Y)", self.h_y, "")]
+        if self.diversity_null:
+            rows.append(("diversity, label null (mean)", float(np.mean(self.diversity_null)),
+                         f"{len(self.diversity_null)} permutations"))
+        head = (f"LabelDecomposition(method={self.method!r}, n_samples={self.n_samples}, "
+                f"n_variables={self.n_variables}, unit={unit_name(self.base)})")
+        width = max(len(r[0]) for r in rows)
+        return "\n".join([head] + [f"  {a:<{width}}  {b: .6f}  {c}" for a, b, c in rows])
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def _paired_bootstrap(d: np.ndarray, shift: float, n_boot: int, confidence: float, rng):
+    idx = rng.integers(0, len(d), size=(n_boot, len(d)))
+    boot = d[idx].mean(axis=1) + shift
+    a = (1 - confidence) / 2
+    return float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))
+
+
+@_logistic.one_blas_thread
+def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
+                        null_permutations=0, n_boot=2000, confidence=0.95, base=2,
+                        random_state=0, families=None) -> LabelDecomposition:
+    """Valid relevancy / diversity decomposition of ``I(U;Y)`` for members ``u`` (n, M, C).
+
+    Parameters
+    ----------
+    u : array (n, M, C)
+        Member vectors (whole vectors; no centring).
+    labels : 1-D integer array
+    n_splits, inner_splits, families
+        Cross-fitting of :func:`estimators.usable.usable_information`.
+    n_null : int
+        Label permutations for the members' null mean (pooled over members).
+    null_permutations : int
+        Label permutations of the whole procedure for the label null of ``diversity``.
+    n_boot, confidence
+        Paired bootstrap of ``diversity``; level of every interval.
+    base, random_state
+        Units; seeds folds, permutations and resamples.
+    """
+    u = np.asarray(u)
+    if u.ndim != 3:
+        raise ValueError(f"u must be an (n, M, C) member array, got shape {u.shape}")
+    data = prepare(u, labels, name="u")
+    check_folds(data.y, n_splits, inner_splits)
+    rng = check_random_state(random_state)
+    joint = usable_information(u, labels, families=families, n_splits=n_splits,
+                               inner_splits=inner_splits, base=base, confidence=confidence,
+                               random_state=rng)
+    n, m = data.members.shape[:2]
+    log_prior = np.log(np.bincount(data.y) / n)[data.y]
+    perms = [rng.permutation(n) for _ in range(max(n_null, null_permutations))]
+    rel = member_relevancies(data.members, data.y, data.n_classes,
+                             _folds(data.y, n_splits, rng), log_prior, perms=perms,
+                             to_units=lambda v: to_base(v, base))
+    shift = -m * rel.null_mean
+    relevancy = float(rel.debiased.sum())
+    r_low, r_high = normal_interval(rel.pointwise.sum(axis=1), confidence)
+    d_terms = joint.pointwise - rel.pointwise.sum(axis=1)
+    d_null = []
+    for r, p in enumerate(perms[:null_permutations]):
+        j0 = usable_information(u, data.y[p], families=families, n_splits=n_splits,
+                                inner_splits=inner_splits, base=base, random_state=rng,
+                                bracket=False).estimate
+        d_null.append(float(j0 - (rel.null_values[r] - rel.null_mean).sum()))
+    return LabelDecomposition(
+        joint=joint.estimate, relevancy=relevancy, diversity=joint.estimate - relevancy,
+        relevancies=tuple(float(v) for v in rel.debiased), joint_interval=joint.interval,
+        joint_lower=joint.lower, joint_upper=joint.upper,
+        relevancy_interval=(r_low + shift, r_high + shift),
+        diversity_interval=_paired_bootstrap(d_terms, -shift, n_boot, confidence, rng),
+        diversity_null=tuple(d_null), relevancy_raw=float(rel.values.sum()),
+        relevancies_raw=tuple(float(v) for v in rel.values),
+        member_null_mean=rel.null_mean, h_y=joint.h_y, joint_folds=joint.folds,
+        family_values=joint.family_values, member_choices=rel.choices, method="usable",
+        base=base, n_samples=n, n_variables=m, joint_pointwise=joint.pointwise)
+
+
+def information_decomposition(variables, labels, *, method=None, k=3, base=2, random_state=0,
+                              max_order=None, **options):
+    """``I(U;Y)``, relevancy and diversity of members ``variables`` about ``labels``.
+
+    ``method=None`` (default) or ``"usable"``: :func:`label_decomposition` (valid estimates,
+    never above ``H(Y)``; options ``n_splits``, ``inner_splits``, ``n_null``,
+    ``null_permutations``, ``n_boot``, ``confidence``, ``families``); ``variables`` an
+    ``(n, M, C)`` array or a list of equally shaped ``(n, C)`` members. Integer (discrete)
+    members get the exact plug-in terms by default.
+    Any other method (``"knn"``, ``"gaussian"``, ``"copula"``, ``"binned"``, ...): the
+    entropy-based terms of :func:`estimators.interaction.information_decomposition`
+    (``TC(U)``, ``TC(U|Y)``, ``max_order``), with an
+    :class:`~estimators.diagnostics.EstimatorWarning` when the joint or a member's term exceeds
+    ``H(Y)`` (the model does not fit the data: those numbers are no estimates of ``I``).
+    """
+    labels = check_labels(labels)
+    discrete = all(is_discrete(v) for v in (
+        [variables] if isinstance(variables, np.ndarray) else variables))
+    if method is None and discrete:
+        method = "knn"  # integer members: the exact plug-in terms (any method gives them)
+    if method in (None, "usable"):
+        if max_order is not None:
+            raise ValueError("max_order (interaction-information orders) needs an entropy-based "
+                             "method, e.g. method='gaussian'")
+        u = variables if isinstance(variables, np.ndarray) else np.stack(
+            [np.asarray(v).reshape(len(labels), -1) for v in variables], axis=1)
+        return label_decomposition(u, labels, base=base, random_state=random_state, **options)
+    from estimators import diagnostics, interaction
+    from estimators._dispatch import resolve
+
+    blocks = check_variables(variables)
+    check_same_length(**{"variables[0]": blocks[0], "labels": labels})
+    est = resolve(method, k, check_random_state(random_state), options)
+    est.check_strata(labels, sum(b.shape[1] for b in blocks), "labels")
+    dec = interaction.information_decomposition(variables, labels, method=method, k=k,
+                                                base=base, random_state=random_state,
+                                                max_order=max_order, **options)
+    h_y = float(to_base(-np.sum((c := np.bincount(labels - labels.min()) / len(labels))[c > 0]
+                                * np.log(c[c > 0])), base))
+    worst = max(dec.joint, *dec.relevancies)
+    if worst > h_y:
+        warnings.warn(f"method={method!r}: an information term is {worst:.4g} > H(Y) = "
+                      f"{h_y:.4g}, the largest possible value; the model behind {method!r} "
+                      f"does not fit these data (e.g. near-deterministic members), so its "
+                      f"terms are no estimates; the default (method=None) is valid",
+                      diagnostics.EstimatorWarning, stacklevel=2)
+    return dec

@@ -1,0 +1,211 @@
+"""Cross-fitted predictive ("usable", V-) information about a discrete label, with a bracket.
+
+``I_V(X -> Y) = H(Y) - CE``, with ``CE = -(1/n) sum_i log q(y_i | x_i)`` the held-out
+cross-entropy of a probabilistic classifier ``q`` (Xu, Zhao, Song, Stewart & Ermon 2020, ICLR,
+"A theory of usable information"; Pimentel et al. 2020 ACL for probing). For any ``q``,
+``E[-log q(Y|X)] >= H(Y|X)``, so the population value is a lower bound on ``I(X;Y)`` and
+``H(Y) - CE <= H(Y)`` always; cross-fitting (``n_splits`` stratified folds, every example
+scored by a model that never saw it) removes the optimism of in-sample fits. ``H(Y)`` is the
+plug-in label entropy, so the per-example terms ``log q(y_i|x_i) - log p(y_i)`` average exactly
+to the estimate.
+
+Several candidate families (:mod:`estimators._probe_families`) are tried and the best is
+chosen WITHOUT optimism: inside each outer training fold an inner stratified cross-validation
+(``inner_splits``) scores every family at every hyperparameter, the best (family,
+hyperparameter) is refitted on the whole outer training fold, and only that procedure's
+predictions on the outer held-out fold enter the estimate. The per-family values (each family
+with its own inner-selected hyperparameter, scored on the outer folds) are returned too; their
+maximum is optimistic and is not the estimate.
+
+Interval: ``estimate +- z sd_i / sqrt(n)`` over the per-example held-out terms (the
+evaluation noise of the cross-fitted procedure; it does not contain the procedure's learning
+cost, so it covers ``E[I_V]``, which is at most ``I``). Bracket: ``lower = max(0, interval
+low, Fano bound from the held-out error)`` and ``upper`` = the asymptotic 1-NN / Gini bound
+of :mod:`estimators.bayes_bounds` (at least ``lower``, at most ``H(Y)``). Coverage of the
+truth by both is measured in ``infodiv validate --suite members``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from estimators import _logistic
+from estimators import _probe_families as fam
+from estimators.bayes_bounds import fano_lower_bound, gini_upper_bound
+from estimators.validation import check_array, check_labels, check_random_state, to_base
+
+__all__ = ["UsableInformation", "usable_information", "check_folds", "prepare"]
+
+
+@dataclass(frozen=True)
+class UsableInformation:
+    """Cross-fitted usable information with its interval and bracket (units of ``base``).
+
+    ``estimate = h_y - cross_entropy``; ``interval`` = ``(low, high)``, ``high <= h_y``;
+    ``lower <= estimate`` and ``upper >= lower`` bracket ``I(X;Y)`` (upper: asymptotic);
+    ``folds`` = the selected ``family(hyperparameter)`` of each outer fold;
+    ``family_values`` = each family's own cross-fitted value (their max is optimistic);
+    ``pointwise`` = per-example ``log q(y_i|x_i) - log p(y_i)``.
+    """
+
+    estimate: float
+    interval: tuple
+    lower: float
+    upper: float
+    h_y: float
+    cross_entropy: float
+    error: float
+    fano_lower: float
+    folds: tuple
+    family_values: dict
+    n_samples: int
+    n_classes: int
+    base: float | str
+    pointwise: np.ndarray = field(repr=False)
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable copy without the per-example terms."""
+        out = {k: v for k, v in self.__dict__.items() if k != "pointwise"}
+        out["interval"], out["folds"] = list(self.interval), list(self.folds)
+        return out
+
+
+def prepare(x, labels, name: str = "x") -> fam.Data:
+    """Validate ``x`` ((n,), (n, d) or a member array (n, M, C)) and ``labels``."""
+    labels = check_labels(labels)
+    arr = np.asarray(x)
+    members = None
+    if arr.ndim == 3:
+        flat = check_array(arr.reshape(arr.shape[0], -1), name, allow_discrete=False)
+        members = flat.reshape(arr.shape)
+    else:
+        flat = check_array(arr, name, allow_discrete=False)
+    if len(flat) != len(labels):
+        raise ValueError(f"length mismatch: {name} has {len(flat)} samples but labels has "
+                         f"{len(labels)}")
+    classes, y = np.unique(labels, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"labels hold {len(classes)} class; need at least 2")
+    own = (members is not None and members.shape[2] == len(classes)
+           and np.array_equal(classes, np.arange(len(classes))))
+    return fam.Data(flat, y.astype(np.int64), len(classes), members, own)
+
+
+def check_folds(y: np.ndarray, n_splits: int, inner_splits: int) -> None:
+    """ValueError naming the smallest class when it cannot fill the folds."""
+    for name, k in (("n_splits", n_splits), ("inner_splits", inner_splits)):
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+            raise ValueError(f"{name} must be an integer >= 2, got {k!r}")
+    counts = np.bincount(y)
+    need = n_splits * inner_splits
+    if counts.min() < need:
+        raise ValueError(f"labels: class {int(np.argmin(counts))} has {counts.min()} samples; "
+                         f"n_splits={n_splits} x inner_splits={inner_splits} needs at least "
+                         f"{need} per class")
+
+
+def _folds(y, k, rng):
+    from sklearn.model_selection import StratifiedKFold
+
+    seed = int(rng.integers(0, 2**31 - 1))
+    return list(StratifiedKFold(k, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
+
+
+def _nll(logq: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return -logq[np.arange(len(y)), y]
+
+
+def _select(data: fam.Data, families, tr, inner_splits, rng):
+    """Inner CV on ``tr``: the best hyperparameter per family, and the best family."""
+    scores = {}
+    inner = _folds(data.y[tr], inner_splits, rng)
+    for f in families:
+        total = np.zeros(len(fam.grid(f)))
+        for a, b in inner:
+            for i, logq in enumerate(fam.path(f, data, tr[a], tr[b])):
+                total[i] += _nll(logq, data.y[tr[b]]).sum()
+        scores[f] = (fam.grid(f)[int(np.argmin(total))], float(total.min()))
+    best = min(families, key=lambda f: scores[f][1])
+    return best, {f: hp for f, (hp, _) in scores.items()}
+
+
+def cross_fit(data: fam.Data, families, n_splits: int, inner_splits: int, rng):
+    """Outer held-out ``log q`` of the selected procedure, of each family, and the choices."""
+    n = len(data.y)
+    chosen = np.zeros((n, data.n_classes))
+    per_family = {f: np.zeros((n, data.n_classes)) for f in families}
+    choices = []
+    for tr, te in _folds(data.y, n_splits, rng):
+        best, hps = _select(data, families, tr, inner_splits, rng)
+        for f in families:
+            per_family[f][te] = fam.path(f, data, tr, te, (hps[f],))[0]
+        chosen[te] = per_family[best][te]
+        choices.append(best if hps[best] is None else f"{best}({hps[best]:g})")
+    return chosen, per_family, tuple(choices)
+
+
+@_logistic.one_blas_thread
+def usable_information(x, labels, *, families=None, n_splits=5, inner_splits=3, base=2,
+                       confidence=0.95, random_state=0, bracket=True) -> UsableInformation:
+    """Cross-fitted usable information ``H(Y) - CE`` with nested family selection.
+
+    Parameters
+    ----------
+    x : array (n,), (n, d) or (n, M, C)
+        Continuous features; a member array adds the ``own`` (when ``C`` equals the number of
+        classes and the labels are ``0..C-1``) and ``calibrated`` families.
+    labels : 1-D integer array
+    families : sequence of str, optional
+        Subset of :data:`estimators._probe_families.FAMILIES` (default: all that apply).
+    n_splits, inner_splits : int
+        Outer cross-fitting folds and inner selection folds (stratified).
+    base : float or "e"
+        Units (2: bits).
+    confidence : float
+        Level of the interval; ``z`` of the bracket's one-sided corrections.
+    random_state : None, int or Generator
+        Seeds the fold splits.
+    bracket : bool
+        Compute the Fano / 1-NN bracket (``False``: ``lower`` = interval low, ``upper`` =
+        ``H(Y)``).
+
+    Returns
+    -------
+    UsableInformation
+    """
+    data = prepare(x, labels)
+    check_folds(data.y, n_splits, inner_splits)
+    allowed = fam.available(data)
+    families = allowed if families is None else tuple(families)
+    bad = [f for f in families if f not in allowed]
+    if bad or not families:
+        raise ValueError(f"families {bad or '[]'} do not apply to this input; choose from "
+                         f"{allowed}")
+    rng = check_random_state(random_state)
+    chosen, per_family, choices = cross_fit(data, families, n_splits, inner_splits, rng)
+    n = len(data.y)
+    log_prior = np.log(np.bincount(data.y) / n)[data.y]
+    h_y = float(to_base(-log_prior.mean(), base))
+    terms = to_base(-_nll(chosen, data.y) - log_prior, base)
+    estimate = float(terms.mean())
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    half = z * float(terms.std(ddof=1)) / np.sqrt(n)
+    interval = (estimate - half, min(estimate + half, h_y))
+    error = float(np.mean(chosen.argmax(axis=1) != data.y))
+    fano = upper = None
+    if bracket:
+        fano = fano_lower_bound(error, n, data.n_classes, h_y, z=z, base=base)
+        upper = gini_upper_bound(data.x, data.y, h_y, z=z, base=base)
+    lower = max(0.0, interval[0], fano or 0.0)
+    values = {f: float(h_y - to_base(_nll(v, data.y).mean(), base))
+              for f, v in per_family.items()}
+    return UsableInformation(
+        estimate=estimate, interval=interval, lower=float(lower),
+        upper=float(max(h_y if upper is None else upper, lower)), h_y=h_y,
+        cross_entropy=float(h_y - estimate), error=error,
+        fano_lower=float("nan") if fano is None else fano, folds=choices,
+        family_values=values, n_samples=n, n_classes=data.n_classes, base=base,
+        pointwise=terms)
