@@ -46,9 +46,10 @@ def check_example(ex, hops):
     assert len(ex.pairs) == 4 * hops and len(set(a_side)) == 4 * hops
     assert sorted(b for b in b_side if b in OPTIONS) == sorted(OPTIONS)   # each option once
     assert chase(ex.pairs, ex.start) == OPTIONS[ex.label]
-    assert hops_of(ex.pairs, ex.start) == hops
+    for sym, y in ex.before:
+        assert chase(ex.pairs, sym) == OPTIONS[y]
     starts = set(a_side) - set(b_side)
-    assert len(starts) == 4 and ex.start in starts
+    assert len(starts) == 4
     assert all(hops_of(ex.pairs, s) == hops for s in starts)
 
 
@@ -57,6 +58,7 @@ def test_heldout_answers_balance_and_determinism():
     assert len(held) == 200 and len({e.key for e in held}) == 200
     for ex in held:
         check_example(ex, SMALL.hops)
+        assert hops_of(ex.pairs, ex.start) == SMALL.hops and ex.before == ()
     assert Counter(e.label for e in held) == {y: 50 for y in range(4)}
     again = heldout_examples(SMALL)
     assert [e.pairs for e in again] == [e.pairs for e in held]
@@ -66,29 +68,51 @@ def test_heldout_answers_balance_and_determinism():
 
 def test_training_stream_answers_mixture_and_determinism():
     exs = [e for s in range(40) for e in train_batch_examples(SMALL, 0, s, 8)]
-    hops = Counter(hops_of(e.pairs, e.start) for e in exs)
-    assert set(hops) == {1, 2, 3} and min(hops.values()) > 60
+    chains = Counter(len(e.pairs) // 4 for e in exs)
+    assert set(chains) == {1, 2, 3} and min(chains.values()) > 60
+    asked = Counter()
     for ex in exs:
-        check_example(ex, hops_of(ex.pairs, ex.start))
+        check_example(ex, len(ex.pairs) // 4)
+        assert len(ex.before) == SMALL.queries - 1
+        asked.update(hops_of(ex.pairs, q) for q, _ in ex.before)
+    assert set(asked) == {1, 2, 3}                   # questions need 1..k hops
     assert Counter(e.label for e in exs).keys() == {0, 1, 2, 3}
     a = train_batch_examples(SMALL, 1, 5, 8)
     assert a == train_batch_examples(SMALL, 1, 5, 8)          # same step, same seed: same batch
     assert a != train_batch_examples(SMALL, 2, 5, 8)          # another seed: another stream
     assert a != train_batch_examples(SMALL, 1, 6, 8)
-    fixed = HopsTask(**{**SMALL.to_dict(), "min_hops": 3})
-    assert {hops_of(e.pairs, e.start) for e in train_batch_examples(fixed, 0, 0, 16)} == {3}
+    fixed = HopsTask(**{**SMALL.to_dict(), "min_hops": 3, "queries": 1})
+    one = train_batch_examples(fixed, 0, 0, 16)
+    assert {hops_of(e.pairs, e.start) for e in one} == {3} and all(not e.before for e in one)
+
+
+def test_stream_targets_are_the_answers():
+    from infodiv.zoo.hops import HopsStream, hops_tokenizer
+
+    tok = hops_tokenizer(SMALL.symbols)
+    stream = HopsStream(SMALL, tok)
+    seqs, targets = stream.batch(3, 6, 0)
+    exs = stream.examples(3, 6, 0)
+    for ids, tg, ex in zip(seqs, targets, exs):
+        words = tok.convert_ids_to_tokens(ids)
+        assert len(tg) == SMALL.queries and tg[-1][0] == len(ids) - 1
+        for (pos, tid), (sym, y) in zip(tg, ex.before):
+            assert words[pos - 1: pos + 2] == ["|", sym, OPTIONS[y]]      # answered in the prompt
+            assert tok.convert_ids_to_tokens(tid) == OPTIONS[y]
+        assert words[-2:] == ["|", ex.start] and tg[-1][1] == tok.convert_tokens_to_ids(
+            chase(ex.pairs, ex.start))
 
 
 def test_heldout_never_in_training_stream():
-    # a pool so small that collisions are frequent: 4 symbols, 1 hop -> 96 distinct examples
-    tiny = HopsTask(hops=1, min_hops=1, symbols=4, n_heldout=40, heldout_seed=3)
+    # a pool so small that collisions are frequent: 5 symbols, 1 hop -> 120 pair sets
+    tiny = HopsTask(hops=1, min_hops=1, symbols=5, n_heldout=20, heldout_seed=3)
     held = {e.key for e in heldout_examples(tiny)}
-    assert len(held) == 40
+    assert len(held) == 20
     clash = [e for s in range(50) for e in train_batch_examples(tiny, 0, s, 8)
              if e.key in held]
     assert clash, "without exclusion the tiny pool must collide (else this test proves nothing)"
     seen = {e.key for s in range(50) for e in train_batch_examples(tiny, 0, s, 8, held)}
-    assert not seen & held and len(seen) > 20
+    assert not seen & held and len(seen) > 50
     # the grid's setting, through the stream the trainer uses
     from infodiv.zoo.hops import HopsStream, hops_tokenizer
 
@@ -114,14 +138,14 @@ def test_task_file_round_trip_and_encoding(tmp_path):
     held = heldout_examples(SMALL)
     path = write_task_file(held, tmp_path / "heldout.jsonl")
     side = json.loads((tmp_path / "heldout.task.json").read_text())
-    assert side == {"template": "{pairs} | {start} -> {answer}", "options": list(OPTIONS),
+    assert side == {"template": "{pairs} | {start} {answer}", "options": list(OPTIONS),
                     "label_field": "label"}
     task = read_task_file(path)
     direct = to_task(held, SMALL)
     assert len(task) == 200 and np.array_equal(task.labels, [e.label for e in held])
     assert [task.prompt(i) for i in range(len(task))] == \
         [direct.prompt(i) for i in range(len(direct))]
-    assert task.prompt(0).endswith(f"| {held[0].start} ->")
+    assert task.prompt(0).endswith(f"| {held[0].start}")
     tok = hops_tokenizer(SMALL.symbols)
     enc = encode_task(tok, task, max_length=prompt_len(SMALL.hops))
     stream = HopsStream(SMALL, tok, held)
@@ -148,13 +172,14 @@ def test_train_resume_and_cli(tmp_path, capsys):
     from infodiv.zoo.train import TrainConfig, train_model
 
     task = HopsTask(hops=2, symbols=16, n_heldout=40)
-    spec = ModelSpec(2, width=16, heads=2, mlp=32, max_len=prompt_len(2))
+    spec = ModelSpec(2, width=16, heads=2, mlp=32, max_len=prompt_len(2, task.queries))
     cfg = TrainConfig(steps=2, batch_size=4, lr=3e-3, warmup=1, checkpoint_every=1)
     torch.set_num_threads(1)
     lines = []
     part = train_depth(tmp_path / "a", [spec], cfg, task, progress=False, log=lines.append)
     assert part[0]["finished"] and 0 <= part[0]["heldout"]["accuracy"] <= 1
     assert part[0]["heldout"]["n"] == 40 and part[0]["n_train"] == 8
+    assert part[0]["losses"][0] > 0 and len(part[0]["losses"]) == 2
 
     from infodiv.zoo.depth import prepare_depth_root
     tok, stream, held = prepare_depth_root(tmp_path / "b", task, cfg)
@@ -183,4 +208,20 @@ def test_train_resume_and_cli(tmp_path, capsys):
     assert _cli(args[:-1] + ["--steps", "3", "--quiet"]) == 2
     assert "different settings (train)" in capsys.readouterr().err
     assert _cli(args[:-1] + ["--max-len", "20", "--quiet"]) == 2
-    assert "max_len must be >= 27" in capsys.readouterr().err
+    assert "max_len must be >= 47" in capsys.readouterr().err
+
+
+def test_init_std_reaches_the_config_and_keeps_old_fingerprints():
+    pytest.importorskip("torch")
+    from infodiv.zoo.configs import ModelSpec, _config
+    from infodiv.zoo.hops import hops_tokenizer
+
+    old = ModelSpec(2, width=16, heads=2, mlp=32)
+    assert "init_std" not in old.to_dict()           # AG News zoo fingerprints unchanged
+    wide = ModelSpec(2, width=16, heads=2, mlp=32, init_std=0.125)
+    assert wide.to_dict()["init_std"] == 0.125
+    tok = hops_tokenizer(8)
+    assert _config(wide, tok).initializer_range == 0.125
+    assert _config(old, tok).initializer_range == 0.02
+    with pytest.raises(ValueError, match="init_std"):
+        ModelSpec(2, init_std=0)

@@ -7,9 +7,10 @@ twins at ``--shared-depths`` (each block executed twice in a row), for every see
 the same command continues where it stopped (finished models are skipped, an interrupted one
 resumes from its last checkpoint) and says so. Bad settings: one line, exit 2. With
 ``--task hops --hops K`` the grid trains on K-hop pointer chasing (:mod:`infodiv.zoo.hops`)
-instead of AG News: every model on its own seeded generated stream (hop counts uniform on
-``[--min-hops, K]``), scored on ``--n-heldout`` held-out K-hop examples that
-``<root>/heldout.jsonl`` holds as a task file (see :mod:`infodiv.zoo.depth`).
+instead of AG News: every model on its own seeded generated stream (chain lengths uniform on
+``[--min-hops, K]``, ``--queries`` answered questions per sequence), scored on
+``--n-heldout`` held-out K-hop examples that ``<root>/heldout.jsonl`` holds as a task file
+(see :mod:`infodiv.zoo.depth`).
 
 ``infodiv zoo finetune`` fine-tunes a pretrained model (default the SmolLM2-135M-Instruct alias)
 on the same rows into ``<root>/finetune/<name>`` (resumable); with ``--train-top K`` the frozen
@@ -47,6 +48,8 @@ def _configure_train(p) -> None:
     p.add_argument("--width", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--mlp", type=int, default=384, help="SwiGLU MLP width")
+    p.add_argument("--init-std", type=float, default=0.02,
+                   help="standard deviation of the initial weights (initializer_range)")
     p.add_argument("--max-len", type=int, default=None,
                    help="context / prompt truncation (default 64; hops: the K-hop prompt)")
     p.add_argument("--task", choices=("ag_news", "hops"), default="ag_news",
@@ -56,6 +59,9 @@ def _configure_train(p) -> None:
                    help="with --task hops: fewest hops of a training example (uniform mixture "
                         "on [--min-hops, --hops]; equal to --hops: no mixture)")
     p.add_argument("--symbols", type=int, default=64, help="with --task hops: symbol pool")
+    p.add_argument("--queries", type=int, default=8,
+                   help="with --task hops: questions per training sequence, each answer "
+                        "supervised (1: only the last)")
     p.add_argument("--n-heldout", type=int, default=2000,
                    help="with --task hops: held-out examples")
     p.add_argument("--heldout-seed", type=int, default=12345,
@@ -160,12 +166,14 @@ def _train(args) -> int:
 
     hops = None
     if args.task == "hops":
-        from infodiv.zoo.hops import HopsTask, prompt_len
+        from infodiv.zoo.hops import HopsTask, train_len
 
         hops = HopsTask(hops=args.hops, min_hops=args.min_hops, symbols=args.symbols,
-                        n_heldout=args.n_heldout, heldout_seed=args.heldout_seed)
-    max_len = args.max_len or (64 if hops is None else prompt_len(hops.hops))
-    common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=max_len)
+                        queries=args.queries, n_heldout=args.n_heldout,
+                        heldout_seed=args.heldout_seed)
+    max_len = args.max_len or (64 if hops is None else train_len(hops))
+    common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=max_len,
+                  init_std=args.init_std)
     cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                       warmup=args.warmup, lm_weight=args.lm_weight,
                       checkpoint_every=args.checkpoint_every, threads=args.threads)

@@ -81,17 +81,18 @@ def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
                 device: str = "cpu", log=print) -> list[dict]:
     """Train every spec of ``specs`` (skipping finished ones, resuming an interrupted one)
     under ``root`` on the pointer-chasing ``task``; returns the records of this call."""
-    from .hops import prompt_len
+    from .hops import train_len
     from .runner import model_dir
     from .train import is_finished, read_record, train_model
 
     k, n = shard
     if not (isinstance(n, int) and n >= 1 and isinstance(k, int) and 0 <= k < n):
         raise ValueError(f"shard must be (k, n) with 0 <= k < n, got {shard!r}")
-    need = prompt_len(task.hops)
+    need = train_len(task)
     short = [s.name for s in specs if s.max_len < need]
     if short:
-        raise ValueError(f"max_len must be >= {need} (the {task.hops}-hop prompt), got "
+        raise ValueError(f"max_len must be >= {need} (the {task.hops}-hop training sequence "
+                         f"with {task.queries} question(s)), got "
                          f"{specs[0].max_len} for {short[0]}")
     tok, stream, held = prepare_depth_root(root, task, cfg)
     mine = [s for i, s in enumerate(specs) if i % n == k]

@@ -5,9 +5,10 @@ One example (``hops`` = k, symbol pool of P words ``v0 .. v{P-1}``, options
 ``a b``; chain c starts at its first symbol and its last pair points at option word ``ends[c]``,
 ``ends`` a random permutation of the 4 options (every option ends exactly one chain, so counting
 or frequency cannot tell the answer). The 4k pairs are shuffled and written
-``"a b , a b , ... | s ->"``; the gold answer is the option at the end of the chain that starts
-at the queried start symbol ``s``. The prompt is ``12k + 3`` tokens long (``<s>``, 4k pairs of 3
-tokens less one comma, ``| s ->``); chance is 0.25.
+``"a b , a b , ... | s"`` (the question is the start symbol ``s`` itself, as in the
+``... A B ... A`` form of induction); the gold answer is the option at the end of the chain that
+starts at ``s``. The prompt is ``12k + 2`` tokens long (``<s>``, 4k pairs of 3 tokens less one
+comma, ``| s``); chance is 0.25.
 
 Why depth: a transformer block reads the pairs through attention, so one block can only relate
 the last position to tokens by their own content and position, not by the token that precedes
@@ -20,11 +21,16 @@ sequential lookup).
 Training stream: step s of a model with seed r draws its batch from
 ``numpy.random.default_rng([TRAIN_TAG, r, s])``: the same data order per seed, whatever the
 interruptions. Each training example has k_i hops, k_i uniform on ``[min_hops, hops]`` (a
-mixture of hop counts, the same for every model; ``min_hops = hops``: no mixture). The held-out
-set (``n_heldout`` examples, exactly ``hops`` hops, labels exactly balanced) is drawn from
-``default_rng([HELDOUT_TAG, heldout_seed])``; a training example whose content key (start and
-the set of pairs, which determine the answer) is a held-out key is redrawn, so no held-out
-example is ever trained on.
+mixture of chain lengths, the same for every model; ``min_hops = hops``: no mixture), and asks
+``queries`` = Q questions in a row, ``"pairs | x1 o1 | x2 o2 ... | xQ"``, each x_j uniform
+over the 4·k_i symbols that start a pair (so a question needs 1..k_i hops) and each answer o_j
+(the end of x_j's chain) supervised at x_j's position: Q supervised positions per
+sequence instead of one (a denser signal for the lookups the answer composes; the evaluated
+prompt is the one-question form at a chain start). The held-out set (``n_heldout`` examples,
+exactly ``hops`` hops from a chain start, labels exactly balanced) is drawn from
+``default_rng([HELDOUT_TAG, heldout_seed])``; held-out examples have distinct pair sets, and a
+training example whose pair set is a held-out one is redrawn, so no held-out example (nor any
+other question on its pairs) is ever trained on.
 """
 
 from __future__ import annotations
@@ -38,11 +44,11 @@ import numpy as np
 
 __all__ = ["OPTIONS", "TEMPLATE", "HopsTask", "Example", "make_example", "follow",
            "heldout_examples", "train_batch_examples", "hops_tokenizer", "to_task",
-           "write_task_file", "read_task_file", "HopsStream", "prompt_len"]
+           "write_task_file", "read_task_file", "HopsStream", "prompt_len", "train_len"]
 
 OPTIONS = ("red", "green", "blue", "gold")
-TEMPLATE = "{pairs} | {start} -> {answer}"
-PUNCT = (",", "|", "->")
+TEMPLATE = "{pairs} | {start} {answer}"
+PUNCT = (",", "|")
 TRAIN_TAG, HELDOUT_TAG = 0x4F50, 0x4844     # separate stream families of the seed sequences
 N_CHAINS = len(OPTIONS)
 
@@ -59,6 +65,8 @@ class HopsTask:
         Fewest hops of a training example (uniform mixture on ``[min_hops, hops]``).
     symbols : int
         Symbol pool size P (>= 4·hops).
+    queries : int
+        Questions per training sequence (Q >= 1).
     n_heldout : int
         Held-out examples.
     heldout_seed : int
@@ -68,11 +76,12 @@ class HopsTask:
     hops: int = 4
     min_hops: int = 1
     symbols: int = 64
+    queries: int = 8
     n_heldout: int = 2000
     heldout_seed: int = 12345
 
     def __post_init__(self):
-        for name in ("hops", "min_hops", "symbols", "n_heldout"):
+        for name in ("hops", "min_hops", "symbols", "queries", "n_heldout"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -92,25 +101,34 @@ class HopsTask:
 
 @dataclass(frozen=True)
 class Example:
-    """One example: ``pairs`` in prompt order (``(a, b)`` word pairs), ``start``, ``label``."""
+    """One example: ``pairs`` in prompt order (``(a, b)`` word pairs), the question ``start``
+    and its gold option index ``label``; a training example may ask earlier questions
+    ``before`` (``(symbol, option index)`` pairs, answered in the prompt)."""
 
     pairs: tuple
     start: str
     label: int
+    before: tuple = ()
 
     @property
     def key(self) -> tuple:
-        """Content key: the start and the set of pairs (they determine the answer)."""
-        return (self.start, tuple(sorted(self.pairs)))
+        """Content key: the set of pairs (it determines every answer)."""
+        return tuple(sorted(self.pairs))
 
     def record(self) -> dict:
         return {"pairs": " , ".join(f"{a} {b}" for a, b in self.pairs), "start": self.start,
                 "label": OPTIONS[self.label]}
 
 
-def prompt_len(hops: int) -> int:
-    """Tokens of a ``hops``-hop prompt: ``<s>`` + 4k pairs (3 tokens, one comma fewer) + 3."""
-    return 1 + 3 * N_CHAINS * int(hops) - 1 + 3
+def prompt_len(hops: int, queries: int = 1) -> int:
+    """Tokens of a ``hops``-hop prompt: ``<s>`` + 4k pairs (3 tokens, one comma fewer) + 2,
+    and 3 more per earlier answered question."""
+    return 1 + 3 * N_CHAINS * int(hops) - 1 + 2 + 3 * (int(queries) - 1)
+
+
+def train_len(task: HopsTask) -> int:
+    """Longest training sequence of ``task`` (the context the models need)."""
+    return prompt_len(task.hops, task.queries)
 
 
 def make_example(rng, hops: int, symbols: int, label: int) -> Example:
@@ -172,12 +190,18 @@ def train_batch_examples(task: HopsTask, seed: int, step: int, batch_size: int,
                 break
         else:
             raise ValueError("every draw collides with the held-out set; raise symbols")
+        if task.queries > 1:
+            ends = {a: OPTIONS.index(follow(ex.pairs, a)) for a, _ in ex.pairs}
+            sources = sorted(ends)
+            asked = [sources[int(i)] for i in rng.integers(len(sources), size=task.queries)]
+            ex = Example(ex.pairs, asked[-1], ends[asked[-1]],
+                         tuple((a, ends[a]) for a in asked[:-1]))
         out.append(ex)
     return out
 
 
 def hops_tokenizer(symbols: int):
-    """The word-level tokenizer of the task: a fixed vocabulary (specials, ``, | ->``, the P
+    """The word-level tokenizer of the task: a fixed vocabulary (specials, ``, |``, the P
     symbols, the 4 options), whitespace pre-tokenizer, ``<s>`` prepended; loads back through
     ``from_pretrained`` like the AG News zoo tokenizer."""
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
@@ -250,12 +274,30 @@ class HopsStream:
         return {"hops_task": self.task.to_dict(), "n_excluded": len(self.exclude)}
 
     def encode(self, ex: Example) -> list[int]:
-        words = " , ".join(f"{a} {b}" for a, b in ex.pairs).split() + ["|", ex.start, "->"]
+        """Token ids of ``ex`` (earlier questions answered in the prompt, then the last)."""
+        words = " , ".join(f"{a} {b}" for a, b in ex.pairs).split()
+        for sym, y in ex.before:
+            words += ["|", sym, OPTIONS[y]]
+        words += ["|", ex.start]
         return [self.bos] + [self.vocab[w] for w in words]
+
+    def targets(self, ex: Example) -> list[tuple[int, int]]:
+        """``(position, answer token id)`` of every question of ``ex`` (positions from the
+        first token; the last is the last position)."""
+        n = len(self.encode(ex))
+        out, pos = [], n - 1 - 3 * len(ex.before)
+        for _, y in ex.before:
+            out.append((pos, self.option_ids[y]))
+            pos += 3
+        return out + [(n - 1, self.option_ids[ex.label])]
 
     def examples(self, step: int, batch_size: int, seed: int) -> list[Example]:
         return train_batch_examples(self.task, seed, step, batch_size, self.exclude)
 
     def batch(self, step: int, batch_size: int, seed: int):
+        """``(token id lists, targets)``: a target is the last position's answer token id, or
+        with several questions the list of ``(position, token id)`` of every answer."""
         exs = self.examples(step, batch_size, seed)
-        return [self.encode(e) for e in exs], [self.option_ids[e.label] for e in exs]
+        if self.task.queries == 1:
+            return [self.encode(e) for e in exs], [self.option_ids[e.label] for e in exs]
+        return [self.encode(e) for e in exs], [self.targets(e) for e in exs]

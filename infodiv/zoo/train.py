@@ -2,9 +2,10 @@
 
 Objective: cross-entropy of the next-token distribution at the last prompt position against the
 gold option's answer token (the whole vocabulary is the softmax support, as in language-model
-training); with ``lm_weight > 0`` the mean next-token loss over the prompt is added with that
-weight (default 0: answer-token loss only). Batches are left-padded with position ids counted
-from the first real token, exactly as :func:`extraction.extract` reads the model.
+training; a generated stream may instead give several ``(position, answer token)`` targets per
+sequence, all averaged); with ``lm_weight > 0`` the mean next-token loss over the prompt is added
+with that weight (default 0: answer-token loss only). Batches are left-padded with position ids
+counted from the first real token, exactly as :func:`extraction.extract` reads the model.
 
 Schedule: AdamW, linear warm-up over ``warmup`` steps to ``lr`` then cosine decay to
 ``lr·final_lr_frac`` at ``steps``; gradient-norm clipping. Data order: example stream made of
@@ -126,9 +127,17 @@ def _loss(model, seqs, targets, pad_id, lm_weight, forward=None):
 
     hidden, ids, mask = (forward or _forward_last)(model, seqs, pad_id)
     head = model.get_output_embeddings()
-    logits = head(hidden[:, -1])
-    loss = F.cross_entropy(logits, torch.as_tensor(targets, dtype=torch.long,
-                                                   device=logits.device))
+    if isinstance(targets[0], (list, tuple)):     # (position, token) answers per sequence
+        width = hidden.shape[1]
+        rows = [(j, width - len(s) + p, t) for j, (s, tg) in enumerate(zip(seqs, targets))
+                for p, t in tg]
+        j, p, t = (torch.as_tensor(c, dtype=torch.long, device=hidden.device)
+                   for c in zip(*rows))
+        logits, tgt = head(hidden[j, p]), t
+    else:
+        logits = head(hidden[:, -1])
+        tgt = torch.as_tensor(targets, dtype=torch.long, device=logits.device)
+    loss = F.cross_entropy(logits, tgt)
     if lm_weight > 0:
         logits = head(hidden[:, :-1])
         tgt = ids[:, 1:].masked_fill(mask[:, 1:] == 0, -100)
