@@ -149,7 +149,7 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     d_terms = joint.pointwise - rel.pointwise.sum(axis=1)
     d_null = []
     for r, p in enumerate(perms[:null_permutations]):
-        j0 = usable_information(u, data.y[p], families=families, n_splits=n_splits,
+        j0 = usable_information(u[p], labels, families=families, n_splits=n_splits,
                                 inner_splits=inner_splits, base=base, random_state=rng,
                                 bracket=False).estimate
         d_null.append(float(j0 - (rel.null_values[r] - rel.null_mean).sum()))

@@ -140,3 +140,65 @@ def member_cases() -> dict[str, MemberModel]:
              MemberModel("four_M61", 4, 61, 2.5),
              MemberModel("four_M8_warped", 4, 8, 2.5, warp=True)]
     return {c.name: c for c in cases}
+
+
+#: tolerance of the suite: |estimate - truth| <= max(TOL_BITS, TOL_REL |truth|)
+TOL_BITS, TOL_REL = 0.1, 0.12
+
+
+def tolerance(true_bits: float) -> float:
+    """The suite's tolerance for a quantity with value ``true_bits``."""
+    return max(TOL_BITS, TOL_REL * abs(true_bits))
+
+
+def _covers(pair, value) -> bool:
+    return bool(pair[0] <= value <= pair[1])
+
+
+def run_case(model: MemberModel, n: int, seeds, *, estimate=None, **options) -> list[dict]:
+    """Estimate ``I(U;Y)``, relevancy and ``D`` on ``len(seeds)`` samples of ``model``.
+
+    ``estimate(u, y, random_state)`` returns a
+    :class:`estimators.label_decomposition.LabelDecomposition` (default: the package default
+    with ``options``). One row per quantity: truth (with its MC error), mean / sd of the
+    estimates, error of the mean, whether every seed is within :func:`tolerance`, how many
+    estimates exceed ``H(Y)``, interval coverage over seeds and (joint) bracket coverage.
+    """
+    import time
+    import zlib
+
+    from estimators.label_decomposition import label_decomposition
+
+    if estimate is None:
+        def estimate(u, y, random_state):
+            return label_decomposition(u, y, random_state=random_state, **options)
+    tr = truth(model)
+    results, times = [], []
+    for seed in seeds:
+        u, y = model.sample(n, np.random.default_rng([seed, zlib.crc32(model.name.encode())]))
+        t0 = time.perf_counter()
+        results.append(estimate(u, y, seed))
+        times.append(time.perf_counter() - t0)
+    rows = []
+    for quantity, key, interval in (("I(U;Y)", "joint", "joint_interval"),
+                                    ("R = sum I(U_m;Y)", "relevancy", "relevancy_interval"),
+                                    ("D = I - R", "diversity", "diversity_interval")):
+        values = np.array([getattr(r, key) for r in results])
+        row = {"case": model.name, "quantity": quantity, "n": n, "seeds": len(results),
+               "n_classes": model.n_classes, "n_members": model.n_members,
+               "warped": model.warp, "true_bits": tr[key], "true_mc_se": tr[f"{key}_se"],
+               "mean_bits": float(values.mean()),
+               "sd_bits": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+               "error_bits": float(values.mean() - tr[key]), "tolerance": tolerance(tr[key]),
+               "all_within": bool(np.all(np.abs(values - tr[key]) <= tolerance(tr[key]))),
+               "interval_coverage": float(np.mean([_covers(getattr(r, interval), tr[key])
+                                                   for r in results])),
+               "time_s": float(np.mean(times)), "estimates": values.tolist()}
+        if key == "joint":
+            row["above_h_y"] = int(np.sum(values > np.array([r.h_y for r in results])))
+            row["bracket_coverage"] = float(np.mean([
+                _covers((r.joint_lower, r.joint_upper), tr[key]) for r in results]))
+            row["max_member_error"] = float(max(
+                np.abs(np.array(r.relevancies) - tr["relevancies"]).max() for r in results))
+        rows.append(row)
+    return rows

@@ -14,7 +14,8 @@ Bias of the sum: every cross-fitted term pays a learning cost of about ``p / (2 
 nats (``p`` parameters), so the sum over ``M`` members is biased low by ``M`` times that
 (``M = 61``, ``C = 4``, ``n = 2000``: about 0.1 bit). ``relevancy`` subtracts the label-null
 mean: the same procedure on the members with permuted labels (``n_null`` permutations, pooled
-over members, since every member has the same ``p`` and ``n``); ``relevancy_raw`` keeps the
+over members, since every member has the same ``p`` and ``n``; the members' rows are
+permuted against the labels); ``relevancy_raw`` keeps the
 plain sum. The null terms measure the cost at ``I = 0``; for a well-specified model the cost
 is the same at every ``I`` (Takeuchi 1976), so the correction is exact to first order there.
 """
@@ -94,17 +95,19 @@ def member_relevancies(members, y, n_classes, folds, log_prior, *, perms,
                        to_units) -> MemberRelevancies:
     """:class:`MemberRelevancies` of ``members`` ``(n, M, C)`` on the given folds.
 
-    ``log_prior`` = ``log p(y_i)`` (plug-in), ``to_units`` converts nats; ``perms`` are label
-    permutations (index arrays) whose terms give the pooled null mean (``null_values``
-    ``(len(perms), M)``).
+    ``log_prior`` = ``log p(y_i)`` (plug-in), ``to_units`` converts nats; ``perms`` are
+    permutations of the examples: the null pairs ``y_i`` with ``u_p(i)`` (the members
+    permuted, the labels and their stratified folds kept; permuting the labels instead would
+    unbalance the folds and charge the null an extra prior mismatch), and its terms give the
+    pooled null mean (``null_values`` ``(len(perms), M)``).
     """
     n, m, _ = members.shape
     v = np.ascontiguousarray(members.transpose(1, 0, 2))
-    ys = np.stack([y] * m + [y[p] for p in perms for _ in range(m)])
-    vs = np.concatenate([v] * (1 + len(perms)))
+    # the null pairs y_i with u_p(i): labels (and so the stratified folds) stay as they are
+    vs = np.concatenate([v] + [v[:, p] for p in perms])
+    ys = np.broadcast_to(y, (len(vs), n))
     lq, chosen = member_pointwise(vs, ys, n_classes, folds)
-    priors = np.stack([log_prior] * m + [log_prior[p] for p in perms for _ in range(m)])
-    terms = to_units(lq - priors)
+    terms = to_units(lq - log_prior[None, :])
     values = terms[:m].mean(axis=1)
     null_values = terms[m:].mean(axis=1).reshape(len(perms), m)
     null_mean = float(null_values.mean()) if len(perms) else 0.0
