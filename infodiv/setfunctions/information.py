@@ -7,7 +7,11 @@
   set, no per-example scores);
 - :class:`ProbeSetFunction` (``mi_probe``): H(Y) − held-out cross-entropy of a scikit-learn
   logistic regression on the stacked member logits (a lower bound on I(U_S; Y) up to
-  estimation error, DESIGN.md 2.5), cross-fitted on two label-stratified halves.
+  estimation error, DESIGN.md 2.5), cross-fitted on two label-stratified halves;
+- :class:`UsableSetFunction` (``mi_usable``): the package's default estimate of I(U_S; Y),
+  :func:`estimators.usable_information` on the whole member vectors ``u[:, S, :]``
+  (cross-fitted usable information, best of several families chosen by nested
+  cross-validation, never above H(Y)), with its per-example held-out terms as scores.
 """
 
 from __future__ import annotations
@@ -16,13 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimators import mutual_information
+from estimators import mutual_information, usable_information
 from estimators.blocks import GaussianBlockMI
 from estimators.validation import check_base, check_labels, to_base, unit_name
 
 from .base import SetFunction, check_members, duplicate_groups, split_halves
 
-__all__ = ["GaussianSetFunction", "ProbeSetFunction", "EstimatorSetFunction"]
+__all__ = ["GaussianSetFunction", "ProbeSetFunction", "EstimatorSetFunction",
+           "UsableSetFunction"]
 
 
 @dataclass
@@ -218,3 +223,37 @@ class EstimatorSetFunction(SetFunction):
         ex = np.asarray(examples)
         return EstimatorSetFunction(self.x[ex], self.y[ex], method=self.method, k=self.k,
                                     base=self.base, random_state=self.random_state)
+
+
+class UsableSetFunction(SetFunction):
+    """I(U_S; Y) by :func:`estimators.usable_information` on the member vectors ``u[:, S, :]``.
+
+    Per-example score: the held-out ``log q(y_i | u_i,S) - log p(y_i)`` of the procedure the
+    nested selection chose (units of ``base``), so :meth:`value` is the estimate; the empty set
+    scores 0. ``options`` go to :func:`estimators.usable_information` (``families``,
+    ``n_splits``, ``inner_splits``).
+    """
+
+    name = "mi_usable"
+
+    def __init__(self, u, labels, *, base=2, random_state=0, **options):
+        u = np.asarray(u, dtype=np.float64)
+        if u.ndim != 3:
+            raise ValueError(f"u must be an (n, M, C) member array, got shape {u.shape}")
+        super().__init__(u.shape[1], u.shape[0])
+        self.u, self.y = u, check_labels(labels)
+        self.labels = self.y
+        self.base, self.random_state, self.options = base, random_state, options
+        self.units = unit_name(base)
+
+    def scores(self, members):
+        idx = check_members(members, self.n_members)
+        if idx.size == 0:
+            return np.zeros(self.n_examples)
+        return usable_information(self.u[:, idx, :], self.y, base=self.base, bracket=False,
+                                  random_state=self.random_state, **self.options).pointwise
+
+    def restrict(self, examples):
+        ex = np.asarray(examples)
+        return UsableSetFunction(self.u[ex], self.y[ex], base=self.base,
+                                 random_state=self.random_state, **self.options)

@@ -8,7 +8,8 @@ with its builder, its family and a one-line description; nothing parses names.
   (:mod:`infodiv.setfunctions.readout`);
 - information (units of ``base``, bits by default): ``mi_gaussian``, ``mi_copula``,
   ``mi_knn``, ``mi_probe`` (:mod:`infodiv.setfunctions.information`), on the member variables
-  of :func:`infodiv.information.member_variables`.
+  of :func:`infodiv.information.member_variables`; ``mi_usable``, the valid default estimate
+  (:func:`estimators.usable_information`), on the whole member vectors (no centring).
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from dataclasses import dataclass
 from ..information import member_variables
 from .base import CallableSetFunction, SetFunction
 from .calibration import READOUT_METRICS
-from .information import EstimatorSetFunction, GaussianSetFunction, ProbeSetFunction
+from .information import (
+    EstimatorSetFunction,
+    GaussianSetFunction,
+    ProbeSetFunction,
+    UsableSetFunction,
+)
 from .readout import ReadoutSetFunction
 
 __all__ = ["Objective", "OBJECTIVES", "OBJECTIVE_NAMES", "make_set_function",
@@ -61,6 +67,10 @@ def _probe(contrib, *, base=2, random_state=0, **_):
     return ProbeSetFunction(contrib.u, contrib.labels, base=base, random_state=random_state)
 
 
+def _usable(contrib, *, base=2, random_state=0, **_):
+    return UsableSetFunction(contrib.u, contrib.labels, base=base, random_state=random_state)
+
+
 def _entries():
     for metric in READOUT_METRICS:
         yield Objective(metric, "readout", f"{metric} of the fixed-scale summed readout",
@@ -72,6 +82,8 @@ def _entries():
     yield Objective("mi_copula", "information", "Gaussian-copula I(U_S; Y)", _gaussian(True))
     yield Objective("mi_knn", "information", "KSG/Ross kNN I(U_S; Y)", _knn)
     yield Objective("mi_probe", "information", "probe lower bound H(Y) - held-out CE", _probe)
+    yield Objective("mi_usable", "information",
+                    "usable I(U_S; Y): H(Y) - held-out CE, best family by nested CV", _usable)
 
 
 #: name -> :class:`Objective`, in the order they are documented
