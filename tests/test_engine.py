@@ -71,7 +71,9 @@ def test_engine_reproduces_the_replaced_pipeline(name, curve_records, selection_
         assert rec.null_mean == pytest.approx(want["null_mean"], rel=1e-9, abs=1e-12)
     n = GOLDEN["curve_design"]["n_power"]
     for key in ("power", "false_positive"):
-        assert abs(getattr(rec, key) - want[key]) <= _power_tolerance(want[key], n), key
+        got = getattr(rec, key)
+        assert got["n"] == n and got["rate"] == got["n_detected"] / n
+        assert abs(got["rate"] - want[key]) <= _power_tolerance(want[key], n), key
 
 
 def test_every_record_is_consistent_and_round_trips(curve_records, selection_records):
@@ -139,9 +141,9 @@ def test_power_is_the_matched_surrogates_rate_not_the_shuffled_labels(curve_reco
     """The matched case (members permuted within class) is detected in at least 5 of 6
     surrogates, the shuffled-label surrogates in none: the record's power is the former."""
     rec = curve_records["diminishing_returns"]
-    assert rec.power >= 5 / 6 and rec.false_positive == 0.0
-    assert rec.power_n == rec.false_positive_n == 6
-    assert rec.power_interval[0] <= rec.power <= rec.power_interval[1]
+    assert rec.power["rate"] >= 5 / 6 and rec.false_positive["rate"] == 0.0
+    assert rec.power["n"] == rec.false_positive["n"] == 6
+    assert rec.power["ci"][0] <= rec.power["rate"] <= rec.power["ci"][1]
 
 
 def test_bootstrap_interval_contains_the_estimate_and_reports_the_gap():

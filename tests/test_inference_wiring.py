@@ -64,7 +64,11 @@ def test_existing_fields_keep_their_names_and_become_inferential(shuffled_doc):
     div = rep["diversity"]
     assert div["beta_ci"][0] <= 0 <= div["beta_ci"][1] and "beta_null" in div
     sel = doc["selection"]["inference"]
-    assert sel["n_resamples"] == 20 and len(sel["greedy_minus_prefix"]["ci_low"]) == 7
+    assert sel["n_resamples"] == 20 and sel["n_null"] == 20
+    assert set(sel["verdicts"]) == {"greedy_beats_random", "greedy_beats_prefix"}
+    for v in sel["verdicts"].values():   # the engine's records
+        assert v["interval"][0] <= v["estimate"] <= v["interval"][1]
+        assert v["n_bootstrap"] == 20 and v["detected"] is False
     info = rep["information_inference"]["joint"]
     assert info["corrected_ci"][0] <= 0 <= info["corrected_ci"][1]
 
@@ -139,21 +143,3 @@ def test_pipeline_diversity_regression_equals_the_reports_on_the_same_triples():
     assert out["diversity_beta"] == pytest.approx(rep.diversity["beta_diversity"], rel=1e-9)
     assert out["diversity_partial_r"] == pytest.approx(rep.diversity["partial_r"], rel=1e-9)
     np.testing.assert_allclose(out["dr_differences"], rep.dr["differences"], atol=1e-12)
-
-
-def test_selection_comparison_gets_example_bootstrap_intervals():
-    from infodiv.inference import two_level_bootstrap
-    from infodiv.inference.pipelines import SelectionPipeline
-    from infodiv.selection import subset_selection
-
-    run = dependent_ensemble(200, 5, signal=0.5, rho=0.3, random_state=4)
-    pipe = SelectionPipeline("accuracy", n_random=10)
-    out = pipe(run, np.random.default_rng(0))
-    seed = int(np.random.default_rng(0).integers(0, 2**31 - 1))
-    ref = subset_selection(run, objective="accuracy", n_random=10, random_state=seed)
-    np.testing.assert_allclose(out["greedy"], ref["greedy"])
-    np.testing.assert_allclose(out["greedy_minus_prefix"], ref["greedy"] - ref["prefix"])
-    boot = two_level_bootstrap(run, pipe, n_bootstrap=20, n_mc=2, progress=False)
-    est = boot["greedy_minus_best_random"]
-    assert est.value.shape == (6,) and np.all(est.ci[0] <= est.ci[1])
-    assert est.ci[0][0] == est.ci[1][0] == 0.0      # k = 0: both rules pick the empty set

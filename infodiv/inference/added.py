@@ -17,7 +17,7 @@ the ``diversity_effect`` verdict still needs, with the code and seeds of a fresh
 
 :func:`add_selection_verdicts` writes ``selection.inference`` (the selection comparison with
 its budget-averaged statistics, label null, verdicts ``greedy_beats_random`` /
-``greedy_beats_prefix`` and their power: :mod:`infodiv.inference.greedy_verdicts`) with the
+``greedy_beats_prefix`` and their power: :mod:`infodiv.claims`, through the engine) with the
 arguments and seed ``curves_report`` uses by default (the report stored no selection
 replicates, so this part is computed in full: B = K = 50 selections plus the power).
 
@@ -152,8 +152,7 @@ def add_selection_verdicts(doc: dict, contrib, *, n_resamples: int = 50,
     """Write ``doc["selection"]["inference"]`` in place as ``curves_report`` does by default
     (``CurvesSettings.inference_selection = 50``: B = 50, K = max(20, B), the report's seed
     and ridge; module docstring). Returns ``selection.inference.verdicts``."""
-    from ..reports.serialize import jsonable
-    from .greedy_verdicts import selection_verdicts
+    from ..reports.curves import selection_inference
 
     sel = doc.get("selection")
     if not sel or "objective" not in sel:
@@ -162,10 +161,10 @@ def add_selection_verdicts(doc: dict, contrib, *, n_resamples: int = 50,
         raise ValueError(f"contrib has N = {contrib.n_examples}, M = {contrib.n_members}; the "
                          f"report has N = {doc['run']['N']}, M = {doc['run']['M']}")
     st = doc.get("settings") or {}
-    sel["inference"] = jsonable(selection_verdicts(
-        contrib, sel["objective"], n_resamples=n_resamples, n_null=max(20, n_resamples),
-        power_replicates=power_replicates, seed=int(st.get("seed", 0)), n_jobs=n_jobs,
-        progress=progress, ridge=st.get("ridge", 0.0)))
+    sel["inference"] = selection_inference(
+        contrib, sel["objective"], n_resamples=n_resamples, power_replicates=power_replicates,
+        seed=int(st.get("seed", 0)), ridge=st.get("ridge", 0.0), n_jobs=n_jobs,
+        progress=progress)
     return sel["inference"]["verdicts"]
 
 

@@ -235,27 +235,30 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
         corrected_interval=corrected_iv, p=p, detected=bool(hit), calibrated=calibrated,
         finding=bool(hit) and calibrated, rule=claim.rule.format(alpha=alpha),
         matched_case=claim.matched_case,
-        power=None if pw is None else pw["rate"],
-        power_interval=None if pw is None else list(pw["ci"]),
-        power_n=0 if pw is None else pw["n"],
-        false_positive=None if fp is None else fp["rate"],
-        false_positive_interval=None if fp is None else list(fp["ci"]),
-        false_positive_n=0 if fp is None else fp["n"],
+        power=_rate(pw), false_positive=_rate(fp),
         n_bootstrap=est.n_bootstrap, n_permutations=n_permutations,
         n_examples=run.n_examples, n_members=run.n_members, n_mc=est.n_mc, alpha=alpha,
         sentence=claim.sentence, extra=extra)
     if rec.no_test:
+        rate = rec.power["rate"]
         flags.append(Flag("no_test", claim.name, f"{claim.name}: not detected with power "
-                          f"{rec.power:.2f} on {claim.matched_case}: no test",
-                          rec.power, 0.5))
+                          f"{rate:.2f} on {claim.matched_case}: no test", rate, 0.5))
     if not calibrated:
         flags.append(Flag("not_calibrated", claim.name, f"{claim.name}: fires on shuffled "
-                          f"labels with probability {rec.false_positive:.2f} > {alpha}",
-                          rec.false_positive, alpha))
+                          f"labels with probability {rec.false_positive['rate']:.2f} > "
+                          f"{alpha}", rec.false_positive["rate"], alpha))
     rec.flags = [f.to_dict() for f in flags]
     rec.extra["statistic"] = _jsonable(stat_doc)
     rec.check()
     return rec
+
+
+def _rate(cell) -> dict | None:
+    """A detection rate of :func:`~infodiv.inference.power.surrogate_power` as plain data."""
+    if cell is None:
+        return None
+    return {"rate": float(cell["rate"]), "n_detected": int(cell["n_detected"]),
+            "n": int(cell["n"]), "ci": [float(c) for c in cell["ci"]]}
 
 
 def _jsonable(doc):

@@ -29,7 +29,7 @@ from ._api import (
     shapley_from_orders,
 )
 
-__all__ = ["CurvePipeline", "DiversityPipeline", "InformationPipeline", "SelectionPipeline",
+__all__ = ["CurvePipeline", "DiversityPipeline", "InformationPipeline",
            "INFORMATION_STATISTICS", "GROWTH_LAWS", "LABEL_FREE"]
 
 INFORMATION_STATISTICS = ("joint", "relevancy", "redundancy", "conditional_redundancy",
@@ -223,39 +223,3 @@ class InformationPipeline:
 
     def __call__(self, run, rng) -> dict:
         return information_terms(run, self.members, copula=self.copula)
-
-
-class SelectionPipeline:
-    """``pipeline(run, rng) -> dict``: held-out greedy, depth-prefix and best-of-random values
-    at every budget k (``infodiv.selection.subset_selection``, selected on one half and scored
-    on the other, a fresh split per replicate), the differences greedy − best-of-random and
-    greedy − prefix, and their budget averages over k = 1..M−1 (``*_mean``: the selection
-    verdicts' statistics, :mod:`infodiv.inference.greedy_verdicts`), so that the selection
-    comparison gets example-bootstrap intervals and a label null."""
-
-    def __init__(self, objective: str = "accuracy", *, n_random: int = 50, **objective_kwargs):
-        self.objective, self.n_random = objective, int(n_random)
-        self.objective_kwargs = objective_kwargs
-        self.directions = {"greedy_minus_best_random": "greater",
-                           "greedy_minus_prefix": "greater",
-                           "greedy_minus_best_random_mean": "greater",
-                           "greedy_minus_prefix_mean": "greater"}
-
-    def __call__(self, run, rng) -> dict:
-        from ..selection import budget_differences, held_out_scores, subset_selection
-
-        seed = int(rng.integers(0, 2**31 - 1))
-        if make_set_function(run, self.objective, **self.objective_kwargs).per_example:
-            # per-example held-out scores: the values are their means over all N examples
-            # (= subset_selection's when the halves have equal size), Δ their budget average
-            sel = held_out_scores(run, objective=self.objective, n_random=self.n_random,
-                                  random_state=seed, **self.objective_kwargs)
-            g, p, r = (sel[k].mean(axis=1) for k in ("greedy", "prefix", "best_random"))
-        else:
-            sel = subset_selection(run, objective=self.objective, n_random=self.n_random,
-                                   random_state=seed, **self.objective_kwargs)
-            g, p, r = (np.asarray(sel[k]) for k in ("greedy", "prefix", "best_random"))
-        sign = 1.0 if sel["greater_is_better"] else -1.0
-        return {"greedy": g, "prefix": p, "best_random": r,
-                "greedy_minus_best_random": sign * (g - r), "greedy_minus_prefix": sign * (g - p),
-                **budget_differences(g, p, r, sign)}

@@ -52,12 +52,10 @@ class VerdictRecord:
     finding: bool
     rule: str
     matched_case: str
-    power: float | None = None
-    power_interval: list | None = None
-    power_n: int = 0
-    false_positive: float | None = None
-    false_positive_interval: list | None = None
-    false_positive_n: int = 0
+    #: detection rate on the matched surrogate: {"rate", "n_detected", "n", "ci" (Wilson)}
+    power: dict | None = None
+    #: the same on shuffled-label surrogates (the rule's false-positive rate)
+    false_positive: dict | None = None
     flags: list = field(default_factory=list)
     n_bootstrap: int = 0
     n_permutations: int = 0
@@ -71,16 +69,15 @@ class VerdictRecord:
     @property
     def no_test(self) -> bool:
         """Not detected with power near 0 (its Wilson upper bound below 1/2): no test."""
-        return (not self.detected and self.power_interval is not None
-                and self.power_interval[1] < 0.5)
+        return not self.detected and self.power is not None and self.power["ci"][1] < 0.5
 
     def check(self) -> None:
         """Raise ValueError when an interval does not contain its estimate."""
         for name, iv, value in (("interval", self.interval, self.estimate),
                                 ("corrected_interval", self.corrected_interval, self.corrected),
-                                ("power_interval", self.power_interval, self.power),
-                                ("false_positive_interval", self.false_positive_interval,
-                                 self.false_positive)):
+                                *((f"{k} interval", (d or {}).get("ci"), (d or {}).get("rate"))
+                                  for k, d in (("power", self.power),
+                                               ("false positive", self.false_positive)))):
             if not contains(iv, value):
                 raise ValueError(f"{self.claim}: {name} {iv} does not contain {value}")
 
@@ -90,16 +87,17 @@ class VerdictRecord:
         if self.power is None:
             out = f"{word}; power not computed (power replicates 0)"
         else:
+            pw = self.power
             out = (f"{word}; {self.matched_case} is detected with probability "
-                   f"{self.power:.2f} (Wilson 95% [{self.power_interval[0]:.2f}, "
-                   f"{self.power_interval[1]:.2f}], {self.power_n} surrogates)")
-        if self.false_positive is not None:
-            out += (f"; with shuffled labels it fires with probability "
-                    f"{self.false_positive:.2f}")
+                   f"{pw['rate']:.2f} (Wilson 95% [{pw['ci'][0]:.2f}, {pw['ci'][1]:.2f}], "
+                   f"{pw['n']} surrogates)")
+        fp = self.false_positive
+        if fp is not None:
+            out += f"; with shuffled labels it fires with probability {fp['rate']:.2f}"
             if not self.calibrated:
-                out += (f" (Wilson 95% [{self.false_positive_interval[0]:.2f}, "
-                        f"{self.false_positive_interval[1]:.2f}] > {self.alpha}): the rule is "
-                        "not calibrated on this run, so this verdict is not a finding")
+                out += (f" (Wilson 95% [{fp['ci'][0]:.2f}, {fp['ci'][1]:.2f}] > {self.alpha}): "
+                        "the rule is not calibrated on this run, so this verdict is not a "
+                        "finding")
         if self.no_test:
             out += "; with power this low, not detected is no test"
         return out

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..controls import matched_modular_surrogate
 from ..curves import layer_curves
+from ..inference._text import interval, num
 from ..inference.flags import summary_lines
-from ..inference.greedy_verdicts import selection_verdict_lines, selection_verdicts
 from ..inference.wiring import (
     flag_records,
     inference_lines,
@@ -33,7 +33,8 @@ from .figures import plot_gains, plot_layer_curves, plot_layer_graph, plot_shapl
 from .markdown import fmt, fmt_list
 from .serialize import jsonable, write_json
 
-__all__ = ["DEFAULT_OBJECTIVES", "CurvesSettings", "curves_report", "curves_markdown"]
+__all__ = ["DEFAULT_OBJECTIVES", "CurvesSettings", "curves_report", "curves_markdown",
+           "selection_inference"]
 
 DEFAULT_OBJECTIVES = ("accuracy", "mi_gaussian")
 
@@ -120,6 +121,41 @@ def _graph(contrib, s: CurvesSettings, out: Path) -> dict:
             "communities": [[contrib.names[i] for i in c] for c in redundancy_communities(g)]}
 
 
+def selection_inference(contrib, objective: str, *, n_resamples: int = 50,
+                        power_replicates: int = 20, seed: int = 0, ridge: float = 0.0,
+                        n_jobs: int = 1, progress: bool = False) -> dict:
+    """The selection claims (:data:`infodiv.claims.SELECTION_CLAIMS`: held-out greedy vs the
+    best of 50 random orders and vs the depth prefix, each one budget-averaged difference)
+    through the engine: B = ``n_resamples`` example resamples, K = max(20, B) label
+    permutations, ``power_replicates`` surrogates of each kind when the set function has
+    per-example scores (none otherwise). ``{"verdicts": {claim: VerdictRecord dict}, ...}``."""
+    from ..claims import SELECTION_CLAIMS, get_claims
+    from ..inference.claim import Design
+    from ..inference.engine import evaluate
+
+    kw = {"ridge": ridge}
+    per_example = make_set_function(contrib, objective, **kw).per_example
+    k = max(20, n_resamples)
+    res = evaluate(contrib, get_claims(SELECTION_CLAIMS), Design(objective, kw, n_random=50),
+                   n_bootstrap=n_resamples, n_permutations=k, n_mc=2,
+                   n_power=power_replicates if per_example else 0, random_state=seed,
+                   n_jobs=n_jobs, progress=progress)
+    return jsonable({"objective": objective, "n_resamples": n_resamples, "n_null": k,
+                     "n_random": 50, "cpu_s": res["cpu_s"],
+                     "verdicts": {n: r.to_dict() for n, r in res["records"].items()}})
+
+
+def _selection_lines(sel: dict) -> list[str]:
+    """Each selection verdict's sentence with its statistic, interval, null and rule."""
+    lines = []
+    for name, r in (((sel or {}).get("inference") or {}).get("verdicts") or {}).items():
+        lines.append(f"- **verdict {name.replace('_', ' ')}**: {r['text']}. {r['statistic']}: "
+                     f"{num(r['estimate'])} {interval(r['interval'])}, null mean "
+                     f"{num(r['null_mean'], '.3g')}, p = {num(r['p'], '.3g')} (B = "
+                     f"{r['n_bootstrap']}, K = {r['n_permutations']}; rule: {r['rule']}).")
+    return lines
+
+
 def curves_report(contrib, out, settings: CurvesSettings | None = None, *,
                   run_dir=None, log=print) -> dict:
     """Compute the curves report of one run and write it to ``out`` (module docstring).
@@ -158,10 +194,10 @@ def curves_report(contrib, out, settings: CurvesSettings | None = None, *,
         doc["selection"] = jsonable({**sel, "k_marks": k_marks(m)})
         if s.inference and s.inference_selection:
             try:
-                doc["selection"]["inference"] = jsonable(selection_verdicts(
+                doc["selection"]["inference"] = selection_inference(
                     contrib, first, n_resamples=s.inference_selection,
-                    n_null=max(20, s.inference_selection), power_replicates=s.power_replicates,
-                    seed=s.seed, n_jobs=s.n_jobs, ridge=s.ridge))
+                    power_replicates=s.power_replicates, seed=s.seed, ridge=s.ridge,
+                    n_jobs=s.n_jobs)
             except ValueError as exc:   # e.g. M = 1: no budget to compare
                 doc["selection"]["inference_error"] = str(exc)
                 log(f"infodiv curves: selection inference failed: {exc}")
@@ -267,7 +303,7 @@ def curves_markdown(doc: dict) -> str:
                   + fmt_list([s["greedy"][k] for k in marks]) + "; prefix "
                   + fmt_list([s["prefix"][k] for k in marks]) + "; best-of-random "
                   + fmt_list([s["best_random"][k] for k in marks]),
-                  *selection_verdict_lines(s), ""]
+                  *_selection_lines(s), ""]
     if "stability" in doc:
         st = doc["stability"]
         lines += [f"Greedy-order stability over {st['n_bootstrap']} bootstrap replicates: "
