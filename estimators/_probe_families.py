@@ -6,8 +6,9 @@ hyperparameter of its grid (``path``), so that nested cross-validation can pick 
 its hyperparameter on training data only. Transforms (standardisation, normal scores) are
 fitted on ``tr`` alone.
 
-- ``own``: the members' summed logits, ``softmax(sum_m u_m)``; no fitting (member arrays
-  ``(n, M, C)`` with ``C`` = the number of classes only).
+- ``own``: the members' summed logits, ``softmax(sum_m u_m + bias)``; no fitting (member
+  arrays ``(n, M, C)`` with ``C`` = the number of classes only; ``bias`` the model's constant
+  logit offset, 0 unless given).
 - ``calibrated``: multinomial logistic regression on the summed logits ``sum_m u_m``
   (:mod:`estimators._logistic`, ridge :data:`CALIBRATION_LAM`); member arrays only.
 - ``logistic`` / ``logistic_rank``: L2-regularised multinomial logistic regression
@@ -54,6 +55,7 @@ class Data:
     n_classes: int
     members: np.ndarray | None = None
     own: bool = False  # the member columns are the classes 0..K-1 (the own logits apply)
+    bias: np.ndarray | float = 0.0  # added to the summed logits of the own family
 
 
 def available(data: Data) -> tuple:
@@ -88,7 +90,7 @@ def normal_scores(train: np.ndarray, test: np.ndarray):
 
 
 def _own(data, tr, te, grid):
-    return [log_softmax(data.members[te].sum(axis=1), axis=1)]
+    return [log_softmax(data.members[te].sum(axis=1) + data.bias, axis=1)]
 
 
 def _calibrated(data, tr, te, grid):

@@ -109,7 +109,7 @@ def _paired_bootstrap(d: np.ndarray, shift: float, n_boot: int, confidence: floa
 @_logistic.one_blas_thread
 def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
                         null_permutations=0, n_boot=2000, confidence=0.95, base=2,
-                        random_state=0, families=None) -> LabelDecomposition:
+                        random_state=0, families=None, bias=None) -> LabelDecomposition:
     """Valid relevancy / diversity decomposition of ``I(U;Y)`` for members ``u`` (n, M, C).
 
     Parameters
@@ -117,8 +117,9 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     u : array (n, M, C)
         Member vectors (whole vectors; no centring).
     labels : 1-D integer array
-    n_splits, inner_splits, families
-        Cross-fitting of :func:`estimators.usable.usable_information`.
+    n_splits, inner_splits, families, bias
+        Cross-fitting, families and the own logits' offset of
+        :func:`estimators.usable.usable_information`.
     n_null : int
         Label permutations for the members' null mean (pooled over members).
     null_permutations : int
@@ -136,7 +137,7 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     rng = check_random_state(random_state)
     joint = usable_information(u, labels, families=families, n_splits=n_splits,
                                inner_splits=inner_splits, base=base, confidence=confidence,
-                               random_state=rng)
+                               random_state=rng, bias=bias)
     n, m = data.members.shape[:2]
     log_prior = np.log(np.bincount(data.y) / n)[data.y]
     perms = [rng.permutation(n) for _ in range(max(n_null, null_permutations))]
@@ -149,7 +150,7 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     d_terms = joint.pointwise - rel.pointwise.sum(axis=1)
     d_null = []
     for r, p in enumerate(perms[:null_permutations]):
-        j0 = usable_information(u[p], labels, families=families, n_splits=n_splits,
+        j0 = usable_information(u[p], labels, families=families, n_splits=n_splits, bias=bias,
                                 inner_splits=inner_splits, base=base, random_state=rng,
                                 bracket=False).estimate
         d_null.append(float(j0 - (rel.null_values[r] - rel.null_mean).sum()))
@@ -172,7 +173,7 @@ def information_decomposition(variables, labels, *, method=None, k=3, base=2, ra
 
     ``method=None`` (default) or ``"usable"``: :func:`label_decomposition` (valid estimates,
     never above ``H(Y)``; options ``n_splits``, ``inner_splits``, ``n_null``,
-    ``null_permutations``, ``n_boot``, ``confidence``, ``families``); ``variables`` an
+    ``null_permutations``, ``n_boot``, ``confidence``, ``families``, ``bias``); ``variables`` an
     ``(n, M, C)`` array or a list of equally shaped ``(n, C)`` members. Integer (discrete)
     members get the exact plug-in terms by default.
     Any other method (``"knn"``, ``"gaussian"``, ``"copula"``, ``"binned"``, ...): the

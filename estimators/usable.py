@@ -73,8 +73,8 @@ class UsableInformation:
         return out
 
 
-def prepare(x, labels, name: str = "x") -> fam.Data:
-    """Validate ``x`` ((n,), (n, d) or a member array (n, M, C)) and ``labels``."""
+def prepare(x, labels, name: str = "x", bias=None) -> fam.Data:
+    """Validate ``x`` ((n,), (n, d) or a member array (n, M, C)), ``labels`` and ``bias``."""
     labels = check_labels(labels)
     arr = np.asarray(x)
     members = None
@@ -91,7 +91,12 @@ def prepare(x, labels, name: str = "x") -> fam.Data:
         raise ValueError(f"labels hold {len(classes)} class; need at least 2")
     own = (members is not None and members.shape[2] == len(classes)
            and np.array_equal(classes, np.arange(len(classes))))
-    return fam.Data(flat, y.astype(np.int64), len(classes), members, own)
+    offset = 0.0
+    if bias is not None:
+        offset = check_array(np.reshape(bias, (1, -1)), "bias", allow_discrete=False)[0]
+        if members is None or len(offset) != members.shape[2]:
+            raise ValueError(f"bias needs a member array (n, M, C) with C = {len(offset)}")
+    return fam.Data(flat, y.astype(np.int64), len(classes), members, own, offset)
 
 
 def check_folds(y: np.ndarray, n_splits: int, inner_splits: int) -> None:
@@ -149,7 +154,8 @@ def cross_fit(data: fam.Data, families, n_splits: int, inner_splits: int, rng):
 
 @_logistic.one_blas_thread
 def usable_information(x, labels, *, families=None, n_splits=5, inner_splits=3, base=2,
-                       confidence=0.95, random_state=0, bracket=True) -> UsableInformation:
+                       confidence=0.95, random_state=0, bracket=True,
+                       bias=None) -> UsableInformation:
     """Cross-fitted usable information ``H(Y) - CE`` with nested family selection.
 
     Parameters
@@ -171,12 +177,15 @@ def usable_information(x, labels, *, families=None, n_splits=5, inner_splits=3, 
     bracket : bool
         Compute the Fano / 1-NN bracket (``False``: ``lower`` = interval low, ``upper`` =
         ``H(Y)``).
+    bias : array (C,), optional
+        The model's constant logit offset: the ``own`` family scores
+        ``softmax(sum_m u_m + bias)``, the model's own output (member arrays only).
 
     Returns
     -------
     UsableInformation
     """
-    data = prepare(x, labels)
+    data = prepare(x, labels, bias=bias)
     check_folds(data.y, n_splits, inner_splits)
     allowed = fam.available(data)
     families = allowed if families is None else tuple(families)

@@ -138,3 +138,17 @@ def test_gaussian_above_label_entropy_warns():
     assert value > 1.0
     with pytest.warns(EstimatorWarning, match="> H\\(Y\\)"):
         information_decomposition(x.reshape(1000, 2, 1), y, method="gaussian")
+
+
+def test_own_family_is_the_model_output_with_its_bias():
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, 600)
+    u = 0.7 * np.eye(3)[y][:, None, :] + rng.standard_normal((600, 4, 3))
+    bias = np.array([0.5, -0.2, 0.1])
+    r = usable_information(u, y, families=["own"], bias=bias, bracket=False)
+    z = u.sum(axis=1) + bias
+    logq = z[np.arange(600), y] - np.log(np.exp(z).sum(axis=1))
+    p = np.bincount(y) / 600
+    expected = -(p * np.log2(p)).sum() + logq.mean() / np.log(2)
+    assert r.estimate == pytest.approx(expected, abs=1e-10)
+    assert r.folds == ("own",) * 5
