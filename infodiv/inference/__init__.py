@@ -15,8 +15,10 @@
 - :mod:`~infodiv.inference.correlations` — correlations over junction series;
 - :mod:`~infodiv.inference.pipelines` and :mod:`~infodiv.inference.report` — the curve/DR
   statistics as a pipeline and their inferential report;
-- :mod:`~infodiv.inference.effects` — the diversity regression's power shortcut;
-  :mod:`~infodiv.inference.added` — add the diversity-effect verdict to an existing report.
+- :mod:`~infodiv.inference.added` — add the diversity-effect verdict to an existing report;
+- :mod:`~infodiv.inference.claim`, :mod:`~infodiv.inference.engine` and
+  :mod:`~infodiv.inference.record` — the engine that turns a claim of :mod:`infodiv.claims`
+  into a verdict record.
 
 Every function takes ``random_state`` (default 0) and draws one seeded stream per replicate.
 """

@@ -93,6 +93,16 @@ class Replicate:
         self.seed = int(rng.integers(0, 2**31 - 1))
         self._cache: dict = {}
 
+    @classmethod
+    def of_fit(cls, run, design: Design, f) -> Replicate:
+        """A replicate around the already fitted set function ``f`` of ``run``, without a
+        stream (for statistics that draw nothing, e.g. a claim's power shortcut given its own
+        generator)."""
+        rep = cls.__new__(cls)
+        rep.run, rep.design, rep.rng, rep.seed = run, design, None, None
+        rep._cache = {"f": f}
+        return rep
+
     def cached(self, key, compute: Callable):
         """``compute()`` once per replicate under ``key``."""
         if key not in self._cache:

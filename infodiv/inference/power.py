@@ -142,7 +142,7 @@ class FixedFitDetector:
     Otherwise (a set function with no per-example scores, e.g. kNN information) the
     refitting two-level bootstrap of ``pipeline`` with ``n_bootstrap_refit`` resamples is used.
     With ``pipeline.diversity`` the diversity regression's β and partial r get their shortcut
-    intervals too (:func:`~infodiv.inference.effects.diversity_statistics`, from a stream
+    intervals too (:func:`infodiv.claims.diversity_effect.quick`, from a stream
     spawned off the detector's, so the other statistics' draws do not depend on it). A
     surrogate is judged on every verdict, with ``by_kind`` only on those it informs
     (:meth:`tests_for`: its matched verdicts, or all on shuffled labels: the power run of
@@ -180,7 +180,6 @@ class FixedFitDetector:
         others' draws do not depend on whether they are computed)."""
         import copy
 
-        from .effects import diversity_statistics
         from .pipelines import DiversityPipeline
         from .verdicts import stats_from_bootstrap
 
@@ -205,8 +204,20 @@ class FixedFitDetector:
         if curve:
             out.update(self._curve_statistics(pipe, f, rng))
         if diversity and pipe.diversity and pipe.triples(f.n_members):
-            out.update(diversity_statistics(pipe, f, run, div_rng, self.n_bootstrap))
+            out.update(self._diversity_statistics(pipe, f, run, div_rng))
         return out
+
+    def _diversity_statistics(self, pipe, f, run, rng) -> dict:
+        """The diversity claim's one-fit shortcut (:func:`infodiv.claims.diversity_effect.
+        quick`) on this fit and the pipeline's chains: ``{"diversity_partial_r": {value,
+        ci}}``, ``{}`` when the regression is undefined."""
+        from ..claims.diversity_effect import quick
+        from .claim import Design, Replicate
+
+        design = Design(pipe.objective, pipe.objective_kwargs,
+                        triples=pipe.triples(f.n_members))
+        stat = quick(Replicate.of_fit(run, design, f), rng, self.n_bootstrap)
+        return {} if stat is None else {"diversity_partial_r": stat}
 
     def _curve_statistics(self, pipe, f, rng) -> dict:
         perms = [rng.permutation(f.n_members) for _ in range(pipe.n_orders)]

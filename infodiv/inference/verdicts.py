@@ -14,7 +14,7 @@ null mean) excludes 0 **and** the permutation p is below ``alpha``:
   S, given ρ_x(∅) and |S|; :mod:`infodiv.diversity`) is positive — the mirror rule with
   p_greater on its partial correlation r (same sign as β, but a null spread that does not
   depend on the design, so a surrogate can be judged against the run's null:
-  :mod:`infodiv.inference.effects`), its matched case the planted redundancy of
+  :func:`infodiv.claims.diversity_effect.quick`), its matched case the planted redundancy of
   :func:`~infodiv.inference.surrogates.planted_redundancy` (β > 0 by construction);
 - ``violations``: some chain violates diminishing returns beyond its null — the step-down
   minimum-z label-permutation test of :func:`violation_test` over the T triples (family-wise
