@@ -3,9 +3,14 @@
 The one home of these formulas in ``infodiv``; the decomposition report, the curves report and
 the information set functions all call it, and every estimate comes from ``estimators``.
 
-- Member variables: ``U_m`` = the member's C option logits projected on the orthonormal
-  Helmert basis of the sum-zero subspace (:func:`scipy.linalg.helmert`), since softmax ignores
-  a shift shared by all options: C − 1 dimensions per member, no singular covariance.
+- Member variables: the paper's ``U_m`` is the member's whole vector of C option logits
+  (:func:`valid_terms`); the *centred* variant (:func:`member_variables`, ``centre=True``)
+  projects it on the orthonormal Helmert basis of the sum-zero subspace
+  (:func:`scipy.linalg.helmert`): C − 1 dimensions, no singular covariance, but it drops the
+  common-mode logit, which can carry label information, so it is a different quantity.
+- :func:`valid_terms`: ``I(U;Y)``, relevancy and diversity by the package default
+  (:func:`estimators.information_decomposition`: cross-fitted usable information with its
+  bracket, never above H(Y)) and the Eq. 12 bounds evaluated at the ends of the bracket.
 - ``H(Y)``: plug-in label entropy (:func:`estimators.entropy` of the integer labels).
 - Eq. 12 (Zhou & Li 2010; paper Theorem 4), in bits:
   ``(H(Y) − I − 1) / log2|Y| ≤ P(error) ≤ (H(Y) − I) / 2`` (:func:`error_bounds`).
@@ -25,7 +30,7 @@ from scipy.linalg import helmert
 from estimators import entropy, information_decomposition
 
 __all__ = ["helmert_basis", "member_variables", "label_entropy", "error_bounds", "TERMS",
-           "set_terms", "order_terms", "monotonicity", "premise_ratio"]
+           "set_terms", "valid_terms", "order_terms", "monotonicity", "premise_ratio"]
 
 #: the Eq. 13 terms, as named by :class:`estimators.InformationDecomposition`
 TERMS = ("joint", "relevancy", "redundancy", "conditional_redundancy", "diversity", "residual")
@@ -89,6 +94,23 @@ def set_terms(x, labels, *, n_classes=None, method="gaussian", random_state=0,
     h_y = label_entropy(labels)
     lower, upper = error_bounds(dec.joint, h_y, _n_classes(labels, n_classes))
     return {**dec.to_dict(), "h_y": h_y, "error_lower_bound": float(lower),
+            "error_upper_bound": float(upper)}
+
+
+def valid_terms(u, labels, *, bias=None, n_classes=None, random_state=0, **options) -> dict:
+    """Valid Eq. 13 terms (bits) of the whole member vectors ``u`` ``[N, M, C]``.
+
+    :func:`estimators.information_decomposition` with its default method (``options`` go to
+    it), plus Eq. 12 bounds on the Bayes error given U at the ends of the bracket
+    ``[joint_lower, joint_upper]`` (the lower error bound uses the upper end of I, the upper
+    error bound the lower end, so both hold whenever the bracket holds I).
+    """
+    labels = np.asarray(labels)
+    dec = information_decomposition(u, labels, bias=bias, random_state=random_state, **options)
+    k = _n_classes(labels, n_classes)
+    lower = error_bounds(dec.joint_upper, dec.h_y, k)[0]
+    upper = error_bounds(dec.joint_lower, dec.h_y, k)[1]
+    return {**dec.to_dict(), "error_lower_bound": float(max(lower, 0.0)),
             "error_upper_bound": float(upper)}
 
 

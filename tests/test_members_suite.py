@@ -85,3 +85,19 @@ def test_usable_set_function():
     assert f.value([0, 2]) == pytest.approx(
         usable_information(u[:, [0, 2]], y, bracket=False).estimate, abs=1e-12)
     assert f.restrict(np.arange(200)).n_examples == 200
+
+
+def test_valid_terms_bound_the_bayes_error_of_the_synthetic_members():
+    from infodiv.information import valid_terms
+
+    u, y = TINY.sample(800, np.random.default_rng(2))
+    terms = valid_terms(u, y)
+    # the Bayes error of the exact posterior, by Monte Carlo on fresh samples
+    mu, prior, b, s = TINY.params
+    cov = b @ b.T + s @ s.T + TINY.sigma ** 2 * np.eye(len(b))
+    big_u, big_y = TINY.sample(50000, np.random.default_rng(9))
+    w = np.linalg.solve(cov, (mu @ b.T).T)
+    scores = big_u.reshape(50000, -1) @ w - 0.5 * np.einsum("kd,dk->k", mu @ b.T, w)
+    bayes_error = np.mean(scores.argmax(axis=1) != big_y)
+    assert terms["error_lower_bound"] <= bayes_error <= terms["error_upper_bound"]
+    assert terms["joint"] <= terms["h_y"] and terms["method"] == "usable"
