@@ -118,11 +118,18 @@ def _errors(events) -> list[str]:
     return out
 
 
-def inspect_page(page: Path, screenshot: Path, timeout: float = 60.0) -> dict:
-    """Load ``page``; return ``{"images": [...], "errors": [...], "title": str}``.
+VIEWPORT = (1400, 900)   # the first screen a reader meets
+
+
+def inspect_page(page: Path, screenshot: Path, timeout: float = 60.0,
+                 first_screen: Path | None = None) -> dict:
+    """Load ``page`` in a 1400 x 900 viewport; return ``{"images": [...], "errors": [...],
+    "title": str, "verdicts": rect}``.
 
     Each image is ``{"alt", "complete", "width", "height"}`` (natural size; 0 when it failed to
-    decode). The screenshot covers the whole page.
+    decode); ``verdicts`` is the bounding box (CSS pixels from the top left of the page) of the
+    element with id ``verdicts``, or None. The screenshot covers the whole page;
+    ``first_screen`` gets a screenshot of the first 1400 x 900 pixels.
     """
     binary = chromium_binary()
     if binary is None:
@@ -135,13 +142,21 @@ def inspect_page(page: Path, screenshot: Path, timeout: float = 60.0) -> dict:
                                                           "flatten": True})["sessionId"]
             for domain in ("Runtime", "Log", "Page"):
                 pipe.send(f"{domain}.enable", session=session)
+            pipe.send("Emulation.setDeviceMetricsOverride",
+                      {"width": VIEWPORT[0], "height": VIEWPORT[1], "deviceScaleFactor": 1,
+                       "mobile": False}, session=session)
             pipe.send("Page.navigate", {"url": Path(page).resolve().as_uri()}, session=session)
             pipe.wait_event("Page.loadEventFired", timeout)
             expr = ("JSON.stringify({title: document.title, images: Array.from(document.images)"
                     ".map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth, "
-                    "height: i.naturalHeight}))})")
+                    "height: i.naturalHeight})), verdicts: (e => e ? e.getBoundingClientRect()"
+                    ".toJSON() : null)(document.getElementById('verdicts'))})")
             value = pipe.send("Runtime.evaluate", {"expression": expr, "returnByValue": True},
                               session=session)["result"]["value"]
+            if first_screen is not None:
+                top = pipe.send("Page.captureScreenshot", {"format": "png"}, session=session,
+                                timeout=timeout)
+                Path(first_screen).write_bytes(base64.b64decode(top["data"]))
             shot = pipe.send("Page.captureScreenshot", {"format": "png",
                                                         "captureBeyondViewport": True},
                              session=session, timeout=timeout)

@@ -110,8 +110,13 @@ def test_html_renders_in_headless_chromium(run_folder, tmp_path):
     if reason:
         pytest.skip(reason)
     page = write_report([run_folder], run_folder / "report.html")
-    doc = inspect_page(page, tmp_path / "shot.png")
+    doc = inspect_page(page, tmp_path / "shot.png", first_screen=tmp_path / "first.png")
     assert doc["errors"] == []
+    box = doc["verdicts"]   # the verdicts are on the first 1400 x 900 screen
+    assert box is not None and box["top"] < 900 and box["left"] < 1400
+    assert box["top"] + min(box["height"], 300) <= 900, box
+    with Image.open(tmp_path / "first.png") as first:
+        assert first.size == (1400, 900)
     assert doc["title"].startswith("infodiv: synthetic on ci-control")
     assert len(doc["images"]) >= 6
     broken = [i["alt"] for i in doc["images"] if not (i["complete"] and i["width"] > 0)]

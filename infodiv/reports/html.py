@@ -22,6 +22,7 @@ import html
 import json
 from pathlib import Path
 
+from .answer import answer, answer_html, definitions_html
 from .summary import collect, fmt
 
 __all__ = ["write_report", "FIGURE_CAPTIONS"]
@@ -46,6 +47,10 @@ padding:.25em .5em;text-align:left;vertical-align:top}th{background:#f4f4f4}
 td.num{text-align:right;font-variant-numeric:tabular-nums}figure{margin:1em 0}
 img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 .ok{color:#1a7f37}.bad{color:#c62828;font-weight:bold}code{background:#f4f4f4;padding:0 .2em}
+.muted{color:#666}.lead{font-size:1.05em}.answer{display:flex;gap:1em;align-items:flex-start}
+.verdict-block{flex:3}.answer-figure{flex:2}.answer-figure img{max-height:520px}
+table.verdicts td{font-size:.92em}details{margin:.8em 0}summary{cursor:pointer;font-weight:bold}
+dt{font-weight:bold;margin-top:.4em}dd{margin-left:1.2em}body{max-width:1360px}
 """
 
 
@@ -106,6 +111,12 @@ def _figure_html(path: Path) -> str:
             f"<figcaption>{_e(caption)} — <code>{_e(rel)}</code></figcaption></figure>")
 
 
+def _answer_figure(figures: list[Path]) -> Path | None:
+    """The figure beside the verdicts: the layer-addition curves of the first objective."""
+    curves = [p for p in figures if p.parent.name == "curves" and p.stem.startswith("curves")]
+    return curves[0] if curves else None
+
+
 def _comparison_html(runs: list[dict]) -> str:
     keys = ("accuracy of the model's own option logits", "I(U;Y)",
             "diversity D = TC(U|Y) − TC(U)")
@@ -144,20 +155,29 @@ def write_report(run_folders, path) -> Path:
         parts.append(_comparison_html(runs))
         parts.append(_rows_html(cross_rows))
         parts += [_figure_html(p) for p in cross_figs]
-    for run in runs:
+    answers = [answer(r) for r in run_folders]
+    shown = [_answer_figure(run["figures"]) for run in runs]
+    for run, a, fig in zip(runs, answers, shown):
+        parts.append(answer_html(a, run["header"], _figure_html(fig) if fig else ""))
+    parts.append(definitions_html())
+    for run, fig in zip(runs, shown):
         h = run["header"]
-        parts.append(f"<h2 id='{_e(h['run'])}'>{_e(h['run'])}</h2>")
+        rest = [p for p in run["figures"] if p != fig]
+        parts.append(f"<details id='details-{_e(h['run'])}'><summary>Details of {_e(h['run'])}: "
+                     "every number with its estimator, units and n, and every figure</summary>")
         parts.append(_header_html(h))
         parts.append(_rows_html(run["rows"]))
-        if run["figures"]:
-            parts.append("<h3>Figures</h3>" + "".join(_figure_html(p) for p in run["figures"]))
+        if rest:
+            parts.append("<h3>Figures</h3>" + "".join(_figure_html(p) for p in rest))
+        parts.append("</details>")
     parts.append("<p><small>Numbers are rounded to 3 significant digits; full precision in "
                  f"<code>{_e(path.stem)}.json</code> and <code>{_e(path.stem)}.csv</code>."
                  "</small></p></body></html>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(parts), encoding="utf-8")
-    doc = [{"header": r["header"], "rows": r["rows"],
-            "figures": [f"{p.parent.name}/{p.name}" for p in r["figures"]]} for r in runs]
+    doc = [{"header": r["header"], "answer": a, "rows": r["rows"],
+            "figures": [f"{p.parent.name}/{p.name}" for p in r["figures"]]}
+           for r, a in zip(runs, answers)]
     if cross_rows:
         doc.append({"header": {"run": "all runs"}, "rows": cross_rows})
     path.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=str))
