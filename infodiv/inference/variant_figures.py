@@ -18,13 +18,20 @@ from pathlib import Path
 
 from .correlations import VARIANTS, junction_correlations
 
-__all__ = ["figures_in_every_variant", "figure3_lines"]
+__all__ = ["figures_in_every_variant", "figure3_lines", "DEFAULT_VARIANT"]
+
+#: the variant of ``junction_curves.png`` (the defaults of ``junction_curves``)
+DEFAULT_VARIANT = {"space": "logit", "scale": "mean"}
 
 
 def figures_in_every_variant(contrib, out, *, n_bootstrap: int = 100, leave_last=(1, 5),
                              random_state=0) -> dict:
     """Write ``junction_curves_<space>_<scale>.png`` per variant and
-    ``figure3_variants.png``; return the correlation rows (JSON-ready) and the file names."""
+    ``figure3_variants.png``; return the correlation rows (JSON-ready) and the file names.
+
+    The default variant (logit space, scale mean: :func:`infodiv.junctions.junction_curves`'s
+    defaults) is the figure ``junction_curves.png`` the decomposition report already draws, so
+    it is listed under that name instead of being drawn a second time."""
     from ..junctions import junction_curves
     from ..reports.figures import plot_correlations, plot_junction_curves
     from ..tables import Table
@@ -32,6 +39,9 @@ def figures_in_every_variant(contrib, out, *, n_bootstrap: int = 100, leave_last
     out = Path(out)
     files = []
     for name, kw in VARIANTS.items():
+        if kw == DEFAULT_VARIANT:
+            files.append("junction_curves.png")
+            continue
         curves = [junction_curves(contrib, readout=r, cross_entropy=False, **kw)
                   for r in ("fixed", "logit_lens")]
         path = out / f"junction_curves_{name.replace('/', '_')}.png"
