@@ -34,9 +34,28 @@ def new_figure(width, height, *, layout="constrained"):
     return fig
 
 
+def fit_titles(fig) -> None:
+    """Wrap the figure's suptitle and every axes title that is wider than the space it has
+    (the figure, or its axes) onto as many lines as it needs, so no title is clipped."""
+    import textwrap
+
+    renderer = fig.canvas.get_renderer()
+    texts = [(fig._suptitle, fig.bbox.width)] if fig._suptitle is not None else []
+    texts += [(ax.title, ax.bbox.width) for ax in fig.axes if ax.get_title()]
+    for text, room in texts:
+        content = text.get_text().replace("\n", " ")
+        width = text.get_window_extent(renderer).width
+        if width <= room * 0.98 or not content:
+            continue
+        chars = max(12, int(len(content) * room * 0.95 / width))
+        text.set_text(textwrap.fill(content, chars))
+
+
 def save_figure(fig, path, *, tight: bool = False):
-    """Save ``fig`` as PNG at :data:`DPI` when ``path`` is given (folders created)."""
+    """Save ``fig`` as PNG at :data:`DPI` when ``path`` is given (folders created), its titles
+    wrapped to fit (:func:`fit_titles`)."""
     if path is not None:
+        fit_titles(fig)
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, format="png", dpi=DPI, bbox_inches="tight" if tight else None)
