@@ -58,6 +58,7 @@ def test_page_content(run_folder):
                    "Information: intervals and label-permutation nulls",
                    "example bootstrap, everything refitted"):   # infodiv.inference, when run
         assert needle in text, needle
+    assert "across tasks" not in text and "Figure 3 on this run" in text   # one task: no "across"
     assert str(run_folder.parent) not in text and "/tmp/" not in text
     visible = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", text)
     assert not re.search(r"\d\.\d{6,}", visible), "an unrounded number reached the page"

@@ -35,6 +35,8 @@ FIGURE_CAPTIONS = {
     "shapley": "Shapley values of the members",
     "layer_graph": "Layer graph (Chow-Liu tree of pairwise MI)",
     "figure3": "Figure 3: correlation of accuracy with MSE, bias and diversity across tasks",
+    "figure3_variants": "Figure 3 on this run: correlation over the junction points of accuracy "
+                        "with MSE, bias and diversity, in every variant of the decomposition",
     "figure6": "Figure 6: performance against the number of layers, across models",
 }
 
