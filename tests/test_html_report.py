@@ -137,3 +137,21 @@ def test_the_browser_check_sees_a_broken_image_and_a_console_error(tmp_path):
     assert [i["width"] for i in doc["images"]] == [0]
     assert any("boom" in e for e in doc["errors"])
     assert any("missing_function" in e for e in doc["errors"])
+
+
+def test_figure6_never_averages_over_different_tasks(tmp_path):
+    """Two models run on different tasks: no Figure 6 (it would compare the tasks), and the page
+    says why; with one task in common, the average is over that task only and says so."""
+    a = _synthetic_run(tmp_path, "alpha", "sst2", seed=0)
+    b = _synthetic_run(tmp_path, "beta", "rte", seed=1)
+    page = write_report([a, b], tmp_path / "ab.html")
+    assert not (tmp_path / "ab_figure6.png").exists()
+    assert "the models share no task" in page.read_text()
+    c = _synthetic_run(tmp_path, "beta", "sst2", seed=2)
+    write_report([a, b, c], tmp_path / "abc.html")
+    rows = [r for r in csv.DictReader(open(tmp_path / "abc.csv"))
+            if r["section"].startswith("Across runs: Figure 6")]
+    assert len(rows) == 2 and all(r["estimator"].endswith(": sst2") for r in rows)
+    beta_sst2 = json.loads((c / "decompositions" / "decompositions.json").read_text())
+    beta = next(r for r in rows if r["quantity"].startswith("beta"))
+    assert float(beta["value"]) == pytest.approx(beta_sst2["run"]["accuracy"])

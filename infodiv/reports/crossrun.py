@@ -36,10 +36,11 @@ def _shared(contrib) -> bool:
     return any(m.execution > 0 for m in contrib.members)
 
 
-def plot_performance_vs_layers(points, path=None, *, title=None):
+def plot_performance_vs_layers(points, path=None, *, title=None, tasks=None):
     """Figure 6: mean accuracy and mean ensemble MSE over tasks against the number of layers.
 
-    ``points``: ``[(model, n_layers, accuracy, mse, n_tasks)]``.
+    ``points``: ``[(model, n_layers, accuracy, mse, n_tasks)]``, each averaged over the same
+    ``tasks`` (named in the axis labels).
     """
     from .figures import _short, new_figure, save_figure
 
@@ -47,7 +48,8 @@ def plot_performance_vs_layers(points, path=None, *, title=None):
     fig = new_figure(8.0, 3.4)
     axes = fig.subplots(1, 2)
     x = [p[1] for p in pts]
-    for ax, col, label in ((axes[0], 2, "accuracy (mean over tasks)"),
+    over = f"mean over {', '.join(tasks)}" if tasks else "mean over tasks"
+    for ax, col, label in ((axes[0], 2, f"accuracy ({over})"),
                            (axes[1], 3, "ensemble MSE, logit space, scale=mean")):
         style = "o-" if len(set(x)) == len(x) else "o"   # no line between models of one depth
         ax.plot(x, [p[col] for p in pts], style, color="k")
@@ -60,10 +62,20 @@ def plot_performance_vs_layers(points, path=None, *, title=None):
     return save_figure(fig, path)
 
 
+def _performance_point(model, items) -> tuple:
+    """(model, layers, mean accuracy, mean ensemble MSE, tasks) over ``items`` = [(task, run)]."""
+    from estimators import bias_diversity
+    from infodiv.runs import ensemble_arrays
+
+    acc = float(np.mean([c.accuracy() for _, c in items]))
+    mse = float(np.mean([bias_diversity(**ensemble_arrays(c), loss="squared", space="logit",
+                                        scale="mean").loss for _, c in items]))
+    return model, _n_layers(items[0][1]), acc, mse, len(items)
+
+
 def cross_run(roots, out_dir: Path, stem: str) -> tuple[list[Path], list[dict]]:
     """Write the cross-run figures to ``out_dir`` and return ``(pngs, rows)``."""
-    from estimators import bias_diversity
-    from infodiv.runs import ensemble_arrays, run_names
+    from infodiv.runs import run_names
     from infodiv.tables import correlation_table, sharing_table
 
     from .figures import plot_correlations
@@ -87,20 +99,25 @@ def cross_run(roots, out_dir: Path, stem: str) -> tuple[list[Path], list[dict]]:
                                                f"{r['p']:.3g}" if np.isfinite(r["p"]) else
                              "Fisher-z average", n=r["n"]))
     if len(by_model) >= 2:
-        points = []
-        for model, items in by_model.items():
-            acc = float(np.mean([c.accuracy() for _, c in items]))
-            mse = float(np.mean([bias_diversity(**ensemble_arrays(c), loss="squared",
-                                                space="logit", scale="mean").loss
-                                 for _, c in items]))
-            points.append((model, _n_layers(items[0][1]), acc, mse, len(items)))
+        common = sorted(set.intersection(*({t for t, _ in v} for v in by_model.values())))
+        if common:
+            points = []
+            for model, items in by_model.items():
+                items = [(t, c) for t, c in items if t in common]
+                points.append(_performance_point(model, items))
+                rows.append(_row("Across runs: Figure 6 (performance against layers)",
+                                 f"{model}: {points[-1][1]} layers, mean accuracy", points[-1][2],
+                                 estimator=f"mean over the task(s) every model was run on: "
+                                           f"{', '.join(common)}",
+                                 n=sum(c.n_examples for _, c in items)))
+            path = out_dir / f"{stem}_figure6.png"
+            plot_performance_vs_layers(points, path, tasks=common)
+            figures.append(path)
+        else:
             rows.append(_row("Across runs: Figure 6 (performance against layers)",
-                             f"{model}: {points[-1][1]} layers, mean accuracy", acc,
-                             estimator=f"mean over {len(items)} task(s)",
-                             n=sum(c.n_examples for _, c in items)))
-        path = out_dir / f"{stem}_figure6.png"
-        plot_performance_vs_layers(points, path)
-        figures.append(path)
+                             "not drawn: the models share no task, and an average over "
+                             "different tasks compares the tasks, not the models", None,
+                             estimator="–", n=None))
     shared = [m for m, items in by_model.items() if _shared(items[0][1])]
     plain = [m for m, items in by_model.items() if not _shared(items[0][1])]
     if shared and plain:
