@@ -65,7 +65,7 @@ def bench(args) -> dict:
     per_k, total = {}, 0.0
     for k in args.hops:
         task = HopsTask(hops=k, min_hops=args.min_hops, symbols=args.symbols,
-                        queries=args.queries)
+                        queries=args.queries, next_frac=args.next_frac)
         stream = HopsStream(task, tok)
         archs = [(d, 1) for d in args.depths] + [(d, 2) for d in args.shared_depths]
         rows = []
@@ -90,6 +90,7 @@ def bench(args) -> dict:
                         "cores": os.cpu_count(), "load_average": list(os.getloadavg())},
             "settings": {"hops": args.hops, "min_hops": args.min_hops,
                          "symbols": args.symbols, "queries": args.queries,
+                         "next_frac": args.next_frac,
                          "init_std": args.init_std, "width": args.width, "heads": args.heads,
                          "mlp": args.mlp, "batch_size": args.batch_size, "lr": args.lr,
                          "warmup": args.warmup, "grid_steps": args.grid_steps,
@@ -107,15 +108,16 @@ def main(argv=None) -> int:
     p.add_argument("--hops", type=int, nargs="+", default=[2, 4])
     p.add_argument("--min-hops", type=int, default=1)
     p.add_argument("--symbols", type=int, default=64)
-    p.add_argument("--queries", type=int, default=8)
-    p.add_argument("--init-std", type=float, default=0.02)
+    p.add_argument("--queries", type=int, default=16)
+    p.add_argument("--next-frac", type=float, default=0.5)
+    p.add_argument("--init-std", type=float, default=0.125)
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--mlp", type=int, default=128)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--warmup", type=int, default=100)
-    p.add_argument("--grid-steps", type=int, default=3000)
+    p.add_argument("--grid-steps", type=int, default=8000)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4, 6, 8])
     p.add_argument("--shared-depths", type=int, nargs="+", default=[2, 4])

@@ -46,8 +46,8 @@ def check_example(ex, hops):
     assert len(ex.pairs) == 4 * hops and len(set(a_side)) == 4 * hops
     assert sorted(b for b in b_side if b in OPTIONS) == sorted(OPTIONS)   # each option once
     assert chase(ex.pairs, ex.start) == OPTIONS[ex.label]
-    for sym, y in ex.before:
-        assert chase(ex.pairs, sym) == OPTIONS[y]
+    for marker, sym, ans in ex.before:
+        assert ans == (chase(ex.pairs, sym) if marker == "|" else dict(ex.pairs)[sym])
     starts = set(a_side) - set(b_side)
     assert len(starts) == 4
     assert all(hops_of(ex.pairs, s) == hops for s in starts)
@@ -70,12 +70,14 @@ def test_training_stream_answers_mixture_and_determinism():
     exs = [e for s in range(40) for e in train_batch_examples(SMALL, 0, s, 8)]
     chains = Counter(len(e.pairs) // 4 for e in exs)
     assert set(chains) == {1, 2, 3} and min(chains.values()) > 60
-    asked = Counter()
+    asked, kinds = Counter(), Counter()
     for ex in exs:
         check_example(ex, len(ex.pairs) // 4)
         assert len(ex.before) == SMALL.queries - 1
-        asked.update(hops_of(ex.pairs, q) for q, _ in ex.before)
-    assert set(asked) == {1, 2, 3}                   # questions need 1..k hops
+        asked.update(hops_of(ex.pairs, q) for m, q, _ in ex.before if m == "|")
+        kinds.update(m for m, _, _ in ex.before)
+    assert set(asked) == {1, 2, 3}                   # end questions need 1..k hops
+    assert kinds.keys() == {"|", ">"} and 0.4 < kinds[">"] / sum(kinds.values()) < 0.6
     assert Counter(e.label for e in exs).keys() == {0, 1, 2, 3}
     a = train_batch_examples(SMALL, 1, 5, 8)
     assert a == train_batch_examples(SMALL, 1, 5, 8)          # same step, same seed: same batch
@@ -96,9 +98,10 @@ def test_stream_targets_are_the_answers():
     for ids, tg, ex in zip(seqs, targets, exs):
         words = tok.convert_ids_to_tokens(ids)
         assert len(tg) == SMALL.queries and tg[-1][0] == len(ids) - 1
-        for (pos, tid), (sym, y) in zip(tg, ex.before):
-            assert words[pos - 1: pos + 2] == ["|", sym, OPTIONS[y]]      # answered in the prompt
-            assert tok.convert_ids_to_tokens(tid) == OPTIONS[y]
+        for (pos, tid), (marker, sym, ans) in zip(tg, ex.before):
+            assert words[pos - 1: pos + 2] == [marker, sym, ans]     # answered in the prompt
+            assert tok.convert_ids_to_tokens(tid) == ans
+            assert ans == (chase(ex.pairs, sym) if marker == "|" else dict(ex.pairs)[sym])
         assert words[-2:] == ["|", ex.start] and tg[-1][1] == tok.convert_tokens_to_ids(
             chase(ex.pairs, ex.start))
 

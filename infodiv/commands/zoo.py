@@ -62,6 +62,9 @@ def _configure_train(p) -> None:
     p.add_argument("--queries", type=int, default=8,
                    help="with --task hops: questions per training sequence, each answer "
                         "supervised (1: only the last)")
+    p.add_argument("--next-frac", type=float, default=0.5,
+                   help="with --task hops: fraction of the earlier questions that are one-hop "
+                        "lookups '> x' (answer: the successor of x)")
     p.add_argument("--n-heldout", type=int, default=2000,
                    help="with --task hops: held-out examples")
     p.add_argument("--heldout-seed", type=int, default=12345,
@@ -169,7 +172,8 @@ def _train(args) -> int:
         from infodiv.zoo.hops import HopsTask, train_len
 
         hops = HopsTask(hops=args.hops, min_hops=args.min_hops, symbols=args.symbols,
-                        queries=args.queries, n_heldout=args.n_heldout,
+                        queries=args.queries, next_frac=args.next_frac,
+                        n_heldout=args.n_heldout,
                         heldout_seed=args.heldout_seed)
     max_len = args.max_len or (64 if hops is None else train_len(hops))
     common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=max_len,

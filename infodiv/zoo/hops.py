@@ -25,9 +25,12 @@ mixture of chain lengths, the same for every model; ``min_hops = hops``: no mixt
 ``queries`` = Q questions in a row, ``"pairs | x1 o1 | x2 o2 ... | xQ"``, each x_j uniform
 over the 4·k_i symbols that start a pair (so a question needs 1..k_i hops) and each answer o_j
 (the end of x_j's chain) supervised at x_j's position: Q supervised positions per
-sequence instead of one (a denser signal for the lookups the answer composes; the evaluated
-prompt is the one-question form at a chain start). The held-out set (``n_heldout`` examples,
-exactly ``hops`` hops from a chain start, labels exactly balanced) is drawn from
+sequence instead of one. A fraction ``next_frac`` of the earlier questions are one-hop lookups
+``"> x y"`` instead (y the successor of x, a symbol or an option): their answer ranges over the
+whole pool, which gives the lookup the answer composes a gradient where the 4-option end
+questions alone sit on the ``ln 4`` plateau. The last question is always an end question and
+the evaluated prompt is the one-question form at a chain start. The held-out set (``n_heldout``
+examples, exactly ``hops`` hops from a chain start, labels exactly balanced) is drawn from
 ``default_rng([HELDOUT_TAG, heldout_seed])``; held-out examples have distinct pair sets, and a
 training example whose pair set is a held-out one is redrawn, so no held-out example (nor any
 other question on its pairs) is ever trained on.
@@ -48,7 +51,7 @@ __all__ = ["OPTIONS", "TEMPLATE", "HopsTask", "Example", "make_example", "follow
 
 OPTIONS = ("red", "green", "blue", "gold")
 TEMPLATE = "{pairs} | {start} {answer}"
-PUNCT = (",", "|")
+PUNCT = (",", "|", ">")
 TRAIN_TAG, HELDOUT_TAG = 0x4F50, 0x4844     # separate stream families of the seed sequences
 N_CHAINS = len(OPTIONS)
 
@@ -67,6 +70,8 @@ class HopsTask:
         Symbol pool size P (>= 4·hops).
     queries : int
         Questions per training sequence (Q >= 1).
+    next_frac : float
+        Fraction of the Q - 1 earlier questions that are one-hop lookups ``> x``.
     n_heldout : int
         Held-out examples.
     heldout_seed : int
@@ -77,6 +82,7 @@ class HopsTask:
     min_hops: int = 1
     symbols: int = 64
     queries: int = 8
+    next_frac: float = 0.5
     n_heldout: int = 2000
     heldout_seed: int = 12345
 
@@ -85,6 +91,8 @@ class HopsTask:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not 0.0 <= self.next_frac <= 1.0:
+            raise ValueError(f"next_frac must be in [0, 1], got {self.next_frac!r}")
         if self.min_hops > self.hops:
             raise ValueError(f"min_hops must be <= hops={self.hops}, got {self.min_hops}")
         if self.symbols < N_CHAINS * self.hops:
@@ -103,7 +111,8 @@ class HopsTask:
 class Example:
     """One example: ``pairs`` in prompt order (``(a, b)`` word pairs), the question ``start``
     and its gold option index ``label``; a training example may ask earlier questions
-    ``before`` (``(symbol, option index)`` pairs, answered in the prompt)."""
+    ``before``, answered in the prompt: ``(marker, symbol, answer word)`` with marker ``|``
+    (end of the chain) or ``>`` (successor)."""
 
     pairs: tuple
     start: str
@@ -191,11 +200,14 @@ def train_batch_examples(task: HopsTask, seed: int, step: int, batch_size: int,
         else:
             raise ValueError("every draw collides with the held-out set; raise symbols")
         if task.queries > 1:
-            ends = {a: OPTIONS.index(follow(ex.pairs, a)) for a, _ in ex.pairs}
-            sources = sorted(ends)
+            succ = dict(ex.pairs)
+            ends = {a: follow(ex.pairs, a) for a in succ}
+            sources = sorted(succ)
             asked = [sources[int(i)] for i in rng.integers(len(sources), size=task.queries)]
-            ex = Example(ex.pairs, asked[-1], ends[asked[-1]],
-                         tuple((a, ends[a]) for a in asked[:-1]))
+            nxt = rng.random(task.queries - 1) < task.next_frac
+            before = tuple((">", a, succ[a]) if n else ("|", a, ends[a])
+                           for a, n in zip(asked[:-1], nxt))
+            ex = Example(ex.pairs, asked[-1], OPTIONS.index(ends[asked[-1]]), before)
         out.append(ex)
     return out
 
@@ -276,8 +288,8 @@ class HopsStream:
     def encode(self, ex: Example) -> list[int]:
         """Token ids of ``ex`` (earlier questions answered in the prompt, then the last)."""
         words = " , ".join(f"{a} {b}" for a, b in ex.pairs).split()
-        for sym, y in ex.before:
-            words += ["|", sym, OPTIONS[y]]
+        for marker, sym, ans in ex.before:
+            words += [marker, sym, ans]
         words += ["|", ex.start]
         return [self.bos] + [self.vocab[w] for w in words]
 
@@ -286,8 +298,8 @@ class HopsStream:
         first token; the last is the last position)."""
         n = len(self.encode(ex))
         out, pos = [], n - 1 - 3 * len(ex.before)
-        for _, y in ex.before:
-            out.append((pos, self.option_ids[y]))
+        for _, _, ans in ex.before:
+            out.append((pos, self.vocab[ans]))
             pos += 3
         return out + [(n - 1, self.option_ids[ex.label])]
 
