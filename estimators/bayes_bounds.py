@@ -14,6 +14,8 @@ larger 1-NN risk; both sides are asymptotic statements. ``R_1NN`` is estimated b
 leave-one-out 1-NN error, the smaller of two metrics (standardised coordinates and marginal
 normal scores: the asymptotic risk does not depend on the metric, the finite-sample excess does,
 and an overestimate of ``R_1NN`` would make the bound too low), minus ``z`` standard errors.
+Above :data:`NN_MAX_DIMS` coordinates the finite-sample excess dominates and the upper side
+is ``H(Y)``.
 
 Lower side (Fano 1961): for any classifier with error ``e`` (of the Bayes rule or worse, so
 ``e >= P_e*``) and ``e <= (K - 1) / K``,
@@ -29,7 +31,13 @@ from sklearn.neighbors import NearestNeighbors
 
 from estimators.validation import check_base
 
-__all__ = ["nn_error", "gini_upper_bound", "fano_lower_bound", "binary_entropy"]
+__all__ = ["nn_error", "gini_upper_bound", "fano_lower_bound", "binary_entropy",
+           "NN_MAX_DIMS"]
+
+#: the 1-NN bound is used up to this many coordinates; above, the finite-sample 1-NN error is
+#: far above its limit (members suite, n = 2000: the bound held the truth at 8 and 32
+#: coordinates and fell below it at 122 and 244), and the upper side is ``H(Y)`` itself
+NN_MAX_DIMS = 32
 
 
 def _normal_scores(x: np.ndarray) -> np.ndarray:

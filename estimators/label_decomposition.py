@@ -54,6 +54,7 @@ class LabelDecomposition:
     joint_interval: tuple
     joint_lower: float
     joint_upper: float
+    joint_upper_kind: str
     relevancy_interval: tuple
     diversity_interval: tuple
     diversity_null: tuple
@@ -157,7 +158,7 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     return LabelDecomposition(
         joint=joint.estimate, relevancy=relevancy, diversity=joint.estimate - relevancy,
         relevancies=tuple(float(v) for v in rel.debiased), joint_interval=joint.interval,
-        joint_lower=joint.lower, joint_upper=joint.upper,
+        joint_lower=joint.lower, joint_upper=joint.upper, joint_upper_kind=joint.upper_kind,
         relevancy_interval=(r_low + shift, r_high + shift),
         diversity_interval=_paired_bootstrap(d_terms, -shift, n_boot, confidence, rng),
         diversity_null=tuple(d_null), relevancy_raw=float(rel.values.sum()),

@@ -21,7 +21,8 @@ Interval: ``estimate +- z sd_i / sqrt(n)`` over the per-example held-out terms (
 evaluation noise of the cross-fitted procedure; it does not contain the procedure's learning
 cost, so it covers ``E[I_V]``, which is at most ``I``). Bracket: ``lower = max(0, interval
 low, Fano bound from the held-out error)`` and ``upper`` = the asymptotic 1-NN / Gini bound
-of :mod:`estimators.bayes_bounds` (at least ``lower``, at most ``H(Y)``). Coverage of the
+of :mod:`estimators.bayes_bounds` up to its :data:`~estimators.bayes_bounds.NN_MAX_DIMS`
+coordinates, ``H(Y)`` above (at least ``lower``, at most ``H(Y)``). Coverage of the
 truth by both is measured in ``infodiv validate --suite members``.
 """
 
@@ -34,7 +35,7 @@ from scipy import stats
 
 from estimators import _logistic
 from estimators import _probe_families as fam
-from estimators.bayes_bounds import fano_lower_bound, gini_upper_bound
+from estimators.bayes_bounds import NN_MAX_DIMS, fano_lower_bound, gini_upper_bound
 from estimators.validation import check_array, check_labels, check_random_state, to_base
 
 __all__ = ["UsableInformation", "usable_information", "check_folds", "prepare"]
@@ -45,7 +46,9 @@ class UsableInformation:
     """Cross-fitted usable information with its interval and bracket (units of ``base``).
 
     ``estimate = h_y - cross_entropy``; ``interval`` = ``(low, high)``, ``high <= h_y``;
-    ``lower <= estimate`` and ``upper >= lower`` bracket ``I(X;Y)`` (upper: asymptotic);
+    ``lower <= estimate`` and ``upper >= lower`` bracket ``I(X;Y)``; ``upper_kind`` says
+    which upper side: the asymptotic 1-NN bound (up to
+    :data:`estimators.bayes_bounds.NN_MAX_DIMS` coordinates) or ``H(Y)``;
     ``folds`` = the selected ``family(hyperparameter)`` of each outer fold;
     ``family_values`` = each family's own cross-fitted value (their max is optimistic);
     ``pointwise`` = per-example ``log q(y_i|x_i) - log p(y_i)``.
@@ -55,6 +58,7 @@ class UsableInformation:
     interval: tuple
     lower: float
     upper: float
+    upper_kind: str
     h_y: float
     cross_entropy: float
     error: float
@@ -205,15 +209,19 @@ def usable_information(x, labels, *, families=None, n_splits=5, inner_splits=3, 
     interval = (estimate - half, min(estimate + half, h_y))
     error = float(np.mean(chosen.argmax(axis=1) != data.y))
     fano = upper = None
+    upper_kind = "H(Y)"
     if bracket:
         fano = fano_lower_bound(error, n, data.n_classes, h_y, z=z, base=base)
-        upper = gini_upper_bound(data.x, data.y, h_y, z=z, base=base)
+        if data.x.shape[1] <= NN_MAX_DIMS:
+            upper = gini_upper_bound(data.x, data.y, h_y, z=z, base=base)
+            upper_kind = "1-NN Gini bound (asymptotic)"
     lower = max(0.0, interval[0], fano or 0.0)
     values = {f: float(h_y - to_base(_nll(v, data.y).mean(), base))
               for f, v in per_family.items()}
     return UsableInformation(
         estimate=estimate, interval=interval, lower=float(lower),
-        upper=float(max(h_y if upper is None else upper, lower)), h_y=h_y,
+        upper=float(max(h_y if upper is None else upper, lower)), upper_kind=upper_kind,
+        h_y=h_y,
         cross_entropy=float(h_y - estimate), error=error,
         fano_lower=float("nan") if fano is None else fano, folds=choices,
         family_values=values, n_samples=n, n_classes=data.n_classes, base=base,

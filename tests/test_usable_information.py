@@ -152,3 +152,15 @@ def test_own_family_is_the_model_output_with_its_bias():
     expected = -(p * np.log2(p)).sum() + logq.mean() / np.log(2)
     assert r.estimate == pytest.approx(expected, abs=1e-10)
     assert r.folds == ("own",) * 5
+
+
+def test_upper_side_is_the_label_entropy_above_the_1nn_dimension_limit():
+    from estimators.bayes_bounds import NN_MAX_DIMS
+
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 300)
+    wide = usable_information(rng.standard_normal((300, NN_MAX_DIMS + 1)), y,
+                              families=["logistic"])
+    assert wide.upper_kind == "H(Y)" and wide.upper == wide.h_y
+    narrow = usable_information(rng.standard_normal((300, 2)), y, families=["logistic"])
+    assert narrow.upper_kind.startswith("1-NN") and narrow.upper < narrow.h_y
