@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["orders", "order_samples", "set_values", "chain_values", "chain_differences",
-           "singleton_gains", "example_differences"]
+           "singleton_gains", "example_differences", "needs_chains"]
 
 
 def orders(rep) -> np.ndarray:
@@ -74,3 +74,11 @@ def example_differences(rep) -> np.ndarray:
 
     return rep.cached("example_differences",
                       lambda: dr_example_differences(rep.f, rep.chains)[0])
+
+
+def needs_chains(run, design) -> str | None:
+    """Why the chain claims cannot be tested on ``run`` (None: they can): M >= 2 members and
+    at least one DR chain."""
+    if run.n_members < 2:
+        return f"needs M >= 2 members, got {run.n_members}"
+    return None if design.n_triples else "no DR chains (n_triples = 0)"

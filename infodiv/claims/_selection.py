@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["budget_statistics", "quick", "concentrated", "applies"]
+__all__ = ["budget_statistics", "quick", "concentrated", "applies", "selection_claim"]
 
 
 def budget_statistics(rep) -> dict:
@@ -70,3 +70,26 @@ def applies(run, design):
 CONCENTRATED = ("a matched case where greedy must win (the run's strongest members kept and "
                 "placed last in depth order, every other member permuted across examples; "
                 "same n)")
+
+
+def selection_claim(name: str, statistic: str, other: str, rule: str):
+    """The claim "held-out greedy beats ``other``" on the budget-averaged ``statistic`` of
+    :func:`infodiv.selection.budget_differences` (``rule``: the difference in words)."""
+    from ..inference.claim import Claim
+
+    def difference(rep) -> float:
+        return budget_statistics(rep)[statistic]
+
+    def shortcut(rep, rng, n_bootstrap) -> dict:
+        return quick(rep, rng, n_bootstrap)[statistic]
+
+    return Claim(
+        name=name, theorem=f"the paper's greedy layer selection: a chosen subset beats {other}",
+        statistic_name=f"{rule}, averaged over budgets k = 1..M-1",
+        statistic=difference, direction="greater", surrogate="concentrated_late",
+        matched_case=CONCENTRATED,
+        sentence=f"members chosen greedily predict held-out examples better than {other} of "
+                 "the same size",
+        rule=f"{rule} averaged over budgets k = 1..M-1: 95% CI and null-corrected CI above 0, "
+             "label-null p(greater) < {alpha}",
+        quick=shortcut, surrogate_kwargs=concentrated, applies=applies)

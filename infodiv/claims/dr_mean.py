@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
-from ._chains import chain_differences, example_differences
+from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "mean_difference"]
 
@@ -29,12 +29,6 @@ def quick(rep, rng, n_bootstrap) -> dict:
     return {"value": float(d.mean()), "ci": tuple(np.percentile(boot, [2.5, 97.5]))}
 
 
-def _applies(run, design):
-    if run.n_members < 2:
-        return f"needs M >= 2 members, got {run.n_members}"
-    return None if design.n_triples else "no DR chains (n_triples = 0)"
-
-
 CLAIM = Claim(
     name="dr_mean_difference_positive",
     theorem="submodularity on nested sets: rho_x(A) >= rho_x(B) for A in B, x not in B",
@@ -46,4 +40,4 @@ CLAIM = Claim(
              "average over nested chains",
     rule="mean rho_x(A) - rho_x(B): 95% CI and null-corrected CI above 0, label-null "
          "p(greater) < {alpha}",
-    quick=quick, applies=_applies)
+    quick=quick, applies=needs_chains)

@@ -8,31 +8,9 @@ other member label-independent (greedy must win).
 
 from __future__ import annotations
 
-from ..inference.claim import Claim
-from ._selection import CONCENTRATED, applies, budget_statistics, concentrated
-from ._selection import quick as _quick
+from ._selection import selection_claim
 
 __all__ = ["CLAIM"]
 
-STATISTIC = "greedy_minus_prefix_mean"
-
-
-def difference(rep) -> float:
-    return budget_statistics(rep)[STATISTIC]
-
-
-def quick(rep, rng, n_bootstrap) -> dict:
-    return _quick(rep, rng, n_bootstrap)[STATISTIC]
-
-
-CLAIM = Claim(
-    name="greedy_beats_prefix",
-    theorem="the paper's greedy layer selection: a chosen subset beats the depth prefix",
-    statistic_name="held-out greedy - depth prefix, averaged over budgets k = 1..M-1",
-    statistic=difference, direction="greater", surrogate="concentrated_late",
-    matched_case=CONCENTRATED,
-    sentence="members chosen greedily predict held-out examples better than the depth prefix "
-             "of the same size",
-    rule="held-out greedy - depth prefix averaged over budgets k = 1..M-1: 95% CI and "
-         "null-corrected CI above 0, label-null p(greater) < {alpha}",
-    quick=quick, surrogate_kwargs=concentrated, applies=applies)
+CLAIM = selection_claim("greedy_beats_prefix", "greedy_minus_prefix_mean", "the depth prefix",
+                        "held-out greedy - depth prefix")

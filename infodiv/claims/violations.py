@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
-from ._chains import chain_differences, example_differences
+from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "decide"]
 
@@ -51,12 +51,6 @@ def _planted(run, design):
     return {"style": planted_style(design.objective)}
 
 
-def _applies(run, design):
-    if run.n_members < 2:
-        return f"needs M >= 2 members, got {run.n_members}"
-    return None if design.n_triples else "no DR chains (n_triples = 0)"
-
-
 CLAIM = Claim(
     name="violations",
     theorem="submodularity (Theorems 5-7): no nested chain whose gain grows",
@@ -68,4 +62,4 @@ CLAIM = Claim(
              "objective is not submodular on this run",
     rule="some triple's null-corrected difference significantly < 0 by the step-down min-z "
          "label-permutation test over triples (family-wise error <= {alpha})",
-    quick=quick, decide=decide, surrogate_kwargs=_planted, applies=_applies)
+    quick=quick, decide=decide, surrogate_kwargs=_planted, applies=needs_chains)
