@@ -46,15 +46,16 @@ def test_never_above_label_entropy_on_near_deterministic_members():
 
 
 def test_nested_selection_is_not_optimistic_on_noise():
-    selected, best_family = [], []
+    # the chosen procedure is scored only on folds its choice never saw; choosing the best
+    # family per held-out example instead (an oracle) makes this test fail
+    selected = []
     for seed in range(6):
         rng = np.random.default_rng(seed)
         x, y = rng.standard_normal((300, 3)), rng.integers(0, 2, 300)
         r = usable_information(x, y, random_state=seed, bracket=False)
         selected.append(r.estimate)
-        best_family.append(max(r.family_values.values()))
+        assert set(r.family_values) == {"logistic", "logistic_rank", "knn"}
     assert np.mean(selected) <= 0.002          # no information found in noise on average
-    assert np.mean(best_family) >= np.mean(selected)  # picking afterwards would look better
 
 
 def test_entropy_at_least_twice_gini_on_random_pmfs():
