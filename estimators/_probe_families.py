@@ -31,7 +31,7 @@ from scipy.special import log_softmax
 
 from estimators import _logistic
 
-__all__ = ["Data", "FAMILIES", "available", "path", "normal_scores", "standardize"]
+__all__ = ["Data", "FAMILIES", "available", "grid", "path", "normal_scores", "standardize"]
 
 FAMILIES = ("own", "calibrated", "logistic", "logistic_rank", "knn")
 #: inverse ridge strengths of the stacked logistic families (standardised features)

@@ -8,7 +8,8 @@
   ``TC(U|Y) - TC(U)`` of near-deterministic members). Its interval is a paired bootstrap over
   the examples: the same resampled rows for the joint's and the members' held-out terms
   (``D*_b = mean_b(joint_i - sum_m s_mi) + M null_mean``), percentiles. Its label null
-  (``null_permutations`` > 0): the whole procedure on permuted labels, where ``D = 0``.
+  (``null_permutations`` > 0): the whole procedure with the members' rows permuted against
+  the labels (so the label folds stay stratified), where ``D = 0``.
 
 The joint is a lower-side estimate (its learning cost is not removed), so ``diversity`` leans
 low by that cost; the relevancies are debiased by their label null (module
@@ -124,7 +125,8 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     n_null : int
         Label permutations for the members' null mean (pooled over members).
     null_permutations : int
-        Label permutations of the whole procedure for the label null of ``diversity``.
+        Permutations (members against labels) of the whole procedure: the label null of
+        ``diversity``.
     n_boot, confidence
         Paired bootstrap of ``diversity``; level of every interval.
     base, random_state
