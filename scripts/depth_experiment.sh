@@ -19,11 +19,12 @@ cd "$(dirname "$0")/.."
 
 HOPS_ORDER=${HOPS_ORDER:-"4 2"}          # harder K first
 OUT=${OUT:-runs/depth}
-SETTINGS=(--task hops --min-hops 1 --queries 32 --symbols 64 --n-heldout 2000
+SETTINGS=(--task hops --min-hops 1 --queries 16 --next-frac 0.5 --symbols 64 --n-heldout 2000
           --width 64 --heads 4 --mlp 128 --init-std 0.125 --batch-size 32
-          --steps 8000 --warmup 100 --lr 3e-3 --checkpoint-every 100 --threads 1 --quiet)
+          --steps 8000 --warmup 100 --lr 3e-3 --checkpoint-every 100 --threads 1)
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+export TQDM_MININTERVAL=${TQDM_MININTERVAL:-120}   # a progress line every 2 minutes in the log
 mkdir -p "$OUT"
 for K in $HOPS_ORDER; do
   root="$OUT/k$K"
