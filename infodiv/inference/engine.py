@@ -48,9 +48,9 @@ from .nulls import infer
 from .power import surrogate_power
 from .record import VerdictRecord
 from .replicates import run_replicates, stack
+from .verdicts import is_calibrated, null_p, scalar_verdict, three_part_rule
 
-__all__ = ["evaluate", "ClaimStatistics", "bootstrap_interval", "three_part_rule",
-           "null_p", "is_calibrated", "INTERVAL_METHODS"]
+__all__ = ["evaluate", "ClaimStatistics", "bootstrap_interval", "detect", "INTERVAL_METHODS"]
 
 INTERVAL_METHODS = {"percentile": "example bootstrap, everything refitted, percentile",
                     "centred": "example bootstrap, everything refitted, percentile shifted by "
@@ -88,34 +88,6 @@ def bootstrap_interval(value, dist, method: str = "percentile", confidence: floa
     return float(min(lo, value)), float(max(hi, value)), float(gap)
 
 
-def null_p(value, null, direction: str) -> float:
-    """(1 + #{finite null draws at least as extreme as ``value`` on ``direction``}) / (1 + K)."""
-    null = np.asarray(null, dtype=np.float64)
-    null = null[np.isfinite(null)]
-    hits = (null <= value) if direction == "less" else (null >= value)
-    return float((1 + hits.sum()) / (1 + null.size))
-
-
-def three_part_rule(ci, null_mean, p, direction, alpha) -> bool:
-    """The interval and the null-corrected interval (interval − m₀) both beyond 0 on
-    ``direction``'s side, and p < ``alpha``."""
-    lo, hi = ci
-    if direction == "less":
-        return bool(hi < 0 and hi - null_mean < 0 and p < alpha)
-    return bool(lo > 0 and lo - null_mean > 0 and p < alpha)
-
-
-def _scalar_detect(stat: dict | None, null, direction, alpha) -> bool:
-    """:func:`three_part_rule` of ``stat`` = {value, ci} against the null draws."""
-    if stat is None or null is None or not np.isfinite(stat["value"]):
-        return False
-    null = np.asarray(null, dtype=np.float64)
-    if not np.isfinite(null).any():   # every null draw failed
-        return False
-    return three_part_rule(stat["ci"], float(np.nanmean(null)),
-                           null_p(stat["value"], null, direction), direction, alpha)
-
-
 def detect(claim: Claim, stat: dict | None, null, alpha: float) -> bool:
     """The claim's rule on ``stat`` ({value, ci} or {value, se}) against the real run's
     null draws ``null``."""
@@ -123,14 +95,7 @@ def detect(claim: Claim, stat: dict | None, null, alpha: float) -> bool:
         if stat is None or null is None:
             return False
         return bool(claim.decide(stat["value"], stat.get("se"), null, alpha)[0])
-    return _scalar_detect(stat, null, claim.direction, alpha)
-
-
-def is_calibrated(false_positive: dict | None, alpha: float) -> bool:
-    """False when the shuffled-label detection rate's Wilson lower bound exceeds ``alpha``."""
-    if not false_positive:
-        return True
-    return not float(false_positive["ci"][0]) > alpha
+    return scalar_verdict(stat, null, claim.direction, alpha)
 
 
 class _Detector:

@@ -78,7 +78,7 @@ from ._text import interval
 
 __all__ = ["TESTS", "MATCHED", "NullReference", "decide", "verdict_docs", "verdict_text",
            "stats_from_bootstrap", "is_calibrated", "violation_test", "corrected_violations",
-           "PLANTED_CASE", "three_part_rule", "scalar_verdict", "SELECTION_TESTS"]
+           "PLANTED_CASE", "three_part_rule", "scalar_verdict", "SELECTION_TESTS", "null_p"]
 
 _CONCENTRATED = ("a matched case where greedy must win (the run's strongest members kept and "
                  "placed last in depth order, every other member permuted across examples; "
@@ -162,7 +162,8 @@ class NullReference:
                    dist("diversity_partial_r"))
 
 
-def _p(value, null, side) -> float:
+def null_p(value, null, side) -> float:
+    """(1 + #{finite null draws at least as extreme as ``value`` on ``side``}) / (1 + K)."""
     null = np.asarray(null, dtype=np.float64)
     null = null[np.isfinite(null)]
     hits = (null <= value) if side == "less" else (null >= value)
@@ -185,7 +186,7 @@ def scalar_verdict(stat, null, side, alpha) -> bool:
         return False
     if not np.isfinite(np.asarray(null, dtype=np.float64)).any():   # every null draw failed
         return False
-    return three_part_rule(stat["ci"], float(np.nanmean(null)), _p(stat["value"], null, side),
+    return three_part_rule(stat["ci"], float(np.nanmean(null)), null_p(stat["value"], null, side),
                            side, alpha)
 
 
