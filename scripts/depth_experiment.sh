@@ -28,8 +28,11 @@ export TQDM_MININTERVAL=${TQDM_MININTERVAL:-120}   # a progress line every 2 min
 mkdir -p "$OUT"
 for K in $HOPS_ORDER; do
   root="$OUT/k$K"
-  n_done=$(find "$root/models" -path '*/model/zoo.json' 2>/dev/null | wc -l)
-  n_part=$(find "$root/models" -name state.pt 2>/dev/null | wc -l)
+  n_done=0 n_part=0
+  if [ -d "$root/models" ]; then
+    n_done=$(find "$root/models" -path '*/model/zoo.json' | wc -l)
+    n_part=$(find "$root/models" -name state.pt | wc -l)
+  fi
   if [ "$n_done" -gt 0 ] || [ "$n_part" -gt 0 ]; then
     echo "$(date -u +%FT%TZ) depth grid K=$K: resuming ($n_done model(s) finished, $n_part checkpoint(s))"
   else

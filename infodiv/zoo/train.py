@@ -264,7 +264,7 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
         step += 1
         done_here += 1
         bar.update(1)
-        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+        bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}", refresh=False)
         stop = stop_after is not None and done_here >= stop_after
         if step % cfg.checkpoint_every == 0 or step == cfg.steps or stop:
             now = time.perf_counter()
