@@ -29,7 +29,7 @@ from .setfunctions import ReadoutSetFunction, SetFunction, as_set_function, spli
 from .setfunctions.registry import is_run
 
 __all__ = ["Curve", "LayerCurves", "layer_curves", "order_values", "order_scores",
-           "greedy_forward",
+           "set_values", "greedy_forward",
            "greedy_backward", "random_order_values", "ORDERS"]
 
 ORDERS = ("prefix", "suffix", "greedy", "backward", "random")
@@ -98,6 +98,18 @@ class LayerCurves:
 def order_values(f: SetFunction, order) -> np.ndarray:
     """f of every prefix of ``order``: ``[f(∅), f(order[:1]), ..., f(order)]``."""
     return np.asarray(f.order_values(np.asarray(order, dtype=np.int64)), dtype=np.float64)
+
+
+def set_values(f: SetFunction, sets) -> np.ndarray:
+    """Values f(S) ``[K]`` of the member sets ``sets`` (K index arrays): a readout set function
+    scores all K in one batched calibration fit, one with its own batched ``set_values``
+    (Gaussian information: one stacked Cholesky per set size) uses it, others call ``value``
+    once per set."""
+    if isinstance(f, ReadoutSetFunction):
+        return f.set_scores(sets).mean(axis=1)
+    if hasattr(f, "set_values"):
+        return np.asarray(f.set_values(sets), dtype=np.float64)
+    return np.array([f.value(np.asarray(s, dtype=np.int64)) for s in sets])
 
 
 def order_scores(f: SetFunction, order) -> np.ndarray:

@@ -6,13 +6,20 @@ calls with a literal name. Relative imports are resolved against the importing m
 package, and ``from pkg import name`` is an edge to the submodule ``pkg.name`` when that is a
 module (else to ``pkg`` itself). Importing ``a.b.c`` is an edge to ``a.b.c`` only: the parent
 packages' ``__init__`` run first in Python, but every submodule would then sit on a cycle with
-a package that re-exports it, so those implicit edges are not counted.
+a package that re-exports it, so those implicit edges are not counted; instead
+:func:`test_analysis_entry_points_import_in_a_fresh_interpreter` imports the analysis layer's
+packages first thing in a new interpreter, which fails on a circular import through an
+``__init__``.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("infodiv", "extraction", "estimators")
@@ -96,6 +103,15 @@ def test_no_import_cycle_in_the_three_packages():
     assert len(graph) > 100   # the packages were found
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("module", ["infodiv.claims", "infodiv.inference",
+                                    "infodiv.inference.engine", "infodiv.submodularity",
+                                    "infodiv.reports.curves"])
+def test_analysis_entry_points_import_in_a_fresh_interpreter(module):
+    res = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
 
 
 def test_the_graph_sees_function_level_relative_and_submodule_imports(tmp_path):

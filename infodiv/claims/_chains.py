@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["orders", "order_samples", "set_values", "chain_values", "chain_differences",
+from ..curves import set_values
+
+__all__ = ["orders", "order_samples", "chain_values", "chain_differences",
            "singleton_gains", "example_differences", "needs_chains"]
 
 
@@ -21,19 +23,6 @@ def order_samples(rep) -> np.ndarray:
     """f along each of :func:`orders` ``[P, M+1]``."""
     return rep.cached("order_samples",
                       lambda: np.stack([rep.f.order_values(p) for p in orders(rep)]))
-
-
-def set_values(f, sets) -> np.ndarray:
-    """Values f(S) ``[K]`` of the member sets ``sets``: a readout set function scores all K
-    in one batched calibration fit, one with its own batched ``set_values`` (Gaussian
-    information: one stacked Cholesky per set size) uses it, others call ``value`` per set."""
-    from ..setfunctions import ReadoutSetFunction
-
-    if isinstance(f, ReadoutSetFunction):
-        return f.set_scores(sets).mean(axis=1)
-    if hasattr(f, "set_values"):
-        return np.asarray(f.set_values(sets), dtype=np.float64)
-    return np.array([f.value(np.asarray(s, dtype=np.int64)) for s in sets])
 
 
 def _quadruples(chains) -> list:

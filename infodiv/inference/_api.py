@@ -12,8 +12,7 @@ import numpy as np
 from estimators.resampling import bootstrap_indices as _bootstrap_indices
 from estimators.resampling import bootstrap_means, chunk_sizes, parallel_map, spawn_generators
 from extraction.contributions import Contributions
-from infodiv.claims._chains import set_values
-from infodiv.curves import order_scores, shapley_from_orders
+from infodiv.curves import order_scores, set_values, shapley_from_orders
 from infodiv.growth import fit_growth_laws
 from infodiv.information import error_bounds, label_entropy, member_variables, set_terms
 from infodiv.junctions import junction_curves
