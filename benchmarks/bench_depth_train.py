@@ -105,7 +105,7 @@ def bench(args) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--hops", type=int, nargs="+", default=[2, 4])
+    p.add_argument("--hops", type=int, nargs="+", default=[2, 1])
     p.add_argument("--min-hops", type=int, default=1)
     p.add_argument("--symbols", type=int, default=64)
     p.add_argument("--queries", type=int, default=16)

@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-HOPS_ORDER=${HOPS_ORDER:-"4 2"}          # harder K first
+HOPS_ORDER=${HOPS_ORDER:-"2 1"}          # harder K first (HOPS_ORDER=4 adds the 4-hop grid)
 OUT=${OUT:-runs/depth}
 SETTINGS=(--task hops --min-hops 1 --queries 16 --next-frac 0.5 --symbols 64 --n-heldout 2000
           --width 64 --heads 4 --mlp 128 --init-std 0.125 --batch-size 32
