@@ -228,3 +228,21 @@ def test_init_std_reaches_the_config_and_keeps_old_fingerprints():
     assert _config(old, tok).initializer_range == 0.02
     with pytest.raises(ValueError, match="init_std"):
         ModelSpec(2, init_std=0)
+
+
+def test_depth_root_held_out_file_is_checked(tmp_path):
+    from infodiv.zoo.depth import prepare_depth_root
+    from infodiv.zoo.train import TrainConfig
+
+    task = HopsTask(hops=2, symbols=16, n_heldout=12)
+    cfg = TrainConfig(steps=2, batch_size=4, warmup=1)
+    _, stream, held = prepare_depth_root(tmp_path, task, cfg)
+    assert len(held) == 12 and held.options == list(OPTIONS)
+    assert stream.exclude == {e.key for e in heldout_examples(task)}
+    path = tmp_path / "heldout.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[1:] + lines[:1]) + "\n")       # reordered: not the same set
+    with pytest.raises(ValueError, match="differs from the held-out set"):
+        prepare_depth_root(tmp_path, task, cfg)
+    with pytest.raises(ValueError, match="different settings"):
+        prepare_depth_root(tmp_path, HopsTask(hops=3, symbols=16, n_heldout=12), cfg)
