@@ -7,10 +7,12 @@ A run directory holds
   (``-1`` for unlabelled examples: reading ``Contributions.labels`` then raises),
   ``logits`` [N, C] float32, ``scale`` [N, M] float32, ``option_ids`` [C] int64;
 - ``meta.json``: ``members`` (list of member records), ``options`` (C strings), ``meta`` (model,
-  task, template, dtype, device, versions, exactness error, seed, ...) and the sha256 of
-  ``arrays.npz`` so a corrupt or half-written directory is detected on load.
+  task, template, dtype, device, versions, exactness error, seed, ...), the sha256 of
+  ``arrays.npz`` and the sha256 of its own content (``doc_sha256``), so a corrupt, edited or
+  half-written directory is detected on load.
 It is written to a temporary sibling directory and renamed into place, so a reader never sees a
-half-written run.
+half-written run; an existing folder is replaced only under the rules of
+:mod:`extraction.outdir` (never a file or a folder holding anything else).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Contributions", "Member", "FORMAT_VERSION"]
+__all__ = ["Contributions", "Member", "FORMAT_VERSION", "doc_digest"]
 
 FORMAT_VERSION = 1
 MEMBER_KINDS = ("embed", "attn", "mlp")
@@ -202,12 +204,25 @@ class Contributions:
                              self.option_ids, dict(self.meta))
 
     # ------------------------------------------------------------------ persistence
-    def save(self, directory) -> Path:
+    def save(self, directory, *, overwrite: bool = False) -> Path:
         """Write the run directory atomically (temp sibling + rename); return its path.
 
-        An existing directory at ``directory`` is replaced only after the new one is complete.
+        ``directory`` may be absent, an empty folder, or a run directory of the same run
+        (:func:`extraction.outdir.run_identity`); another run is replaced only with
+        ``overwrite``, and a file or a folder holding anything else is never replaced
+        (:class:`extraction.outdir.OutputRefused`). The writer holds
+        :func:`extraction.outdir.output_lock`, so a second concurrent writer is refused.
+        ``meta.json`` records the sha256 of ``arrays.npz`` and of its own content.
         """
+        from .outdir import check_target, output_lock, run_identity
+
         directory = Path(directory)
+        with output_lock(directory):
+            check_target(directory, run_identity(self.meta), overwrite)
+            self._write(directory)
+        return directory
+
+    def _write(self, directory: Path) -> None:
         directory.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=directory.parent))
         try:
@@ -215,7 +230,10 @@ class Contributions:
                       "logits": self.logits, "scale": self.scale}
             if self.option_ids is not None:
                 arrays["option_ids"] = self.option_ids
-            np.savez(tmp / "arrays.npz", **arrays)
+            with open(tmp / "arrays.npz", "wb") as fh:
+                np.savez(fh, **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
             doc = {
                 "format_version": FORMAT_VERSION,
                 "shape": {"N": self.n_examples, "M": self.n_members, "C": self.n_options},
@@ -224,11 +242,13 @@ class Contributions:
                 "members": [m.to_dict() for m in self.members],
                 "meta": self.meta,
             }
+            doc = json.loads(json.dumps(doc, default=_json_default))
+            doc["doc_sha256"] = doc_digest(doc)
             with open(tmp / "meta.json", "w") as fh:
-                json.dump(doc, fh, indent=2, default=_json_default)
+                json.dump(doc, fh, indent=2)
                 fh.flush()
                 os.fsync(fh.fileno())
-            if directory.exists():
+            if directory.is_dir():
                 old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
                 os.replace(directory, old)
                 os.replace(tmp, directory)
@@ -238,7 +258,6 @@ class Contributions:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return directory
 
     @classmethod
     def load(cls, directory) -> Contributions:
@@ -248,8 +267,14 @@ class Contributions:
         if not meta_path.is_file() or not arr_path.is_file():
             raise FileNotFoundError(f"{directory} is not a Contributions run directory "
                                     "(needs meta.json and arrays.npz)")
-        with open(meta_path) as fh:
+        with open(meta_path, encoding="utf-8") as fh:
             doc = json.load(fh)
+        if not isinstance(doc, dict):
+            raise ValueError(f"{meta_path} is not a run description")
+        if "doc_sha256" in doc and doc["doc_sha256"] != doc_digest(doc):
+            raise ValueError(f"{meta_path} was edited or damaged after it was written (its "
+                             f"content no longer matches its recorded sha256 "
+                             f"{str(doc['doc_sha256'])[:12]}…)")
         digest = sha256_file(arr_path)
         if digest != doc.get("arrays_sha256"):
             raise ValueError(f"{arr_path} is corrupt: sha256 {digest[:12]}… does not match "
@@ -259,6 +284,14 @@ class Contributions:
         return cls(arrays["u"], arrays["bias"], arrays["labels"], arrays["logits"],
                    arrays["scale"], [Member(**m) for m in doc["members"]], doc["options"],
                    arrays.get("option_ids"), doc.get("meta", {}))
+
+
+def doc_digest(doc: dict) -> str:
+    """sha256 of a ``meta.json`` document without its own ``doc_sha256`` entry (canonical JSON:
+    sorted keys, no whitespace), so any edit of the options, members or meta is detected."""
+    body = {k: v for k, v in doc.items() if k != "doc_sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _get_labels(self) -> np.ndarray:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["load_model", "resolve_model_name", "resolve_model_source", "model_aliases",
-           "ModelSource", "model_source", "SMOLLM2_HUB_ID"]
+           "ModelSource", "model_source", "SMOLLM2_HUB_ID", "ModelLoadError",
+           "check_model_files"]
 
 SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 _ALIASES = {"smollm2-135m", "smollm2-135m-instruct"}
@@ -115,12 +117,16 @@ def resolve_model_source(name, *, gguf_file=None, allow_hub: bool = True) -> Mod
     path = Path(text).expanduser()
     if path.is_file() and path.suffix == ".gguf" and gguf_file is None:
         return ModelSource(text, str(path.parent), path.name, "gguf")
+    if path.is_file():
+        raise ValueError(f"model path {text!r} is a file, not a model folder (config.json + "
+                         f"weights) or a .gguf file; aliases: {aliases}")
     if path.is_dir():
         if gguf_file is not None:
             if not (path / gguf_file).is_file():
                 raise ValueError(f"model folder {text!r} has no GGUF file {gguf_file!r}")
             return ModelSource(text, str(path), gguf_file, "gguf")
         if (path / "config.json").is_file():
+            check_model_files(path)
             return ModelSource(text, str(path), None, "folder")
         raise ValueError(f"model folder {text!r} has no config.json (not a save_pretrained "
                          f"folder); aliases: {aliases}")
@@ -135,6 +141,55 @@ def resolve_model_source(name, *, gguf_file=None, allow_hub: bool = True) -> Mod
                          f"check); aliases: {aliases}")
     raise ValueError(f"unknown model {text!r}: not an alias, a local folder, a .gguf file or "
                      f"a hub id 'org/name'; aliases: {aliases}")
+
+
+class ModelLoadError(ValueError):
+    """A model that cannot be loaded (broken config, truncated weights, ...), in one line."""
+
+
+def check_model_files(folder) -> None:
+    """Cheap offline checks of a ``save_pretrained`` folder before any weights are read.
+
+    ``config.json`` must be a JSON object, and every ``*.safetensors`` file must be as long as
+    its own header says (an 8-byte little-endian header length, the JSON header, then the
+    tensors up to the largest ``data_offsets`` end). Raises :class:`ModelLoadError` naming the
+    file and the numbers.
+    """
+    folder = Path(folder)
+    config = folder / "config.json"
+    try:
+        doc = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"model folder {str(folder)!r}: {config.name} is not valid JSON "
+                             f"({' '.join(str(exc).split())})") from None
+    if not isinstance(doc, dict):
+        raise ModelLoadError(f"model folder {str(folder)!r}: {config.name} holds a "
+                             f"{type(doc).__name__}, not a JSON object")
+    for file in sorted(folder.glob("*.safetensors")):
+        _check_safetensors(file)
+
+
+def _check_safetensors(file: Path) -> None:
+    size = file.stat().st_size
+    where = f"weights file {str(file)!r}"
+    with open(file, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise ModelLoadError(f"{where} is truncated ({size} bytes, no header)")
+        n = int.from_bytes(head, "little")
+        if 8 + n > size:
+            raise ModelLoadError(f"{where} is truncated: its header needs {8 + n} bytes, the "
+                                 f"file has {size}")
+        try:
+            header = json.loads(fh.read(n))
+        except ValueError:
+            raise ModelLoadError(f"{where} has a damaged header (not JSON)") from None
+    ends = [t["data_offsets"][1] for k, t in header.items()
+            if k != "__metadata__" and isinstance(t, dict) and "data_offsets" in t]
+    need = 8 + n + max(ends, default=0)
+    if need > size:
+        raise ModelLoadError(f"{where} is truncated: its tensors need {need} bytes, the file "
+                             f"has {size}")
 
 
 def _sha256_files(paths) -> str:
@@ -208,8 +263,15 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto", dev
         kwargs["gguf_file"] = gguf
     if device == "device_map":
         kwargs["device_map"] = "auto" if device_map is None else device_map
-    tokenizer = AutoTokenizer.from_pretrained(target, **({"gguf_file": gguf} if gguf else {}))
-    model = apply_layer_repeats(AutoModelForCausalLM.from_pretrained(target, **kwargs))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(target, **({"gguf_file": gguf} if gguf else {}))
+        model = apply_layer_repeats(AutoModelForCausalLM.from_pretrained(target, **kwargs))
+    except (ImportError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - every loader failure becomes one line
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise ModelLoadError(f"cannot load model {str(name_or_path)!r} "
+                             f"({type(exc).__name__}: {first})") from exc
     if device != "device_map":
         model = model.to(device)
     model.eval()

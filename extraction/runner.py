@@ -27,6 +27,7 @@ import numpy as np
 
 from .batching import auto_budget, plan_batches
 from .contributions import Contributions
+from .outdir import check_target
 from .readout import (
     DEFAULT_MAX_BYTES,
     EXACTNESS_RTOL,
@@ -145,7 +146,7 @@ def _plan_shards(batches, shard_size: int) -> list[list[list[int]]]:
 def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", out=None,
             resume=True, progress=True, shard_size=256, max_length=None, position=-1,
             vocab="options", chat_template=False, max_bytes=DEFAULT_MAX_BYTES,
-            neuron_top_k=None, savings=True) -> Contributions:
+            neuron_top_k=None, savings=True, overwrite=False) -> Contributions:
     """Exact per-member logit contributions of ``model`` on ``task``.
 
     Parameters
@@ -172,12 +173,15 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         a forward costs (:func:`extraction.batching.plan_batches`).
     out : path, optional
         Run directory; shards are written to ``.<out>.partial`` while running and the final
-        directory by ``Contributions.save``.
+        directory by ``Contributions.save``. A file or a folder holding anything but an
+        extraction is refused before any work (:func:`extraction.outdir.check_target`).
     resume : bool
         Reuse valid shards of an interrupted run with the same configuration; a finished run
         at ``out`` with the same configuration is loaded and returned.
     progress : bool
         Show a tqdm bar (examples/s).
+    overwrite : bool
+        Replace a finished extraction of another run at ``out`` (default: refuse it).
     shard_size : int
         Examples per shard (rounded up to whole batches).
     max_length : int, optional
@@ -282,6 +286,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     source = model_source(model)
     store = fp = None
     if out is not None:
+        check_target(out, None, analyses=True)   # a file or a folder of other things: refused
         parts = {
             "family": arch.family, "dtype": dtype,
             "device": device.type,
@@ -410,6 +415,6 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
                                "cap·tanh(logits/cap), against which exactness is checked")
     result.meta = meta
     if out is not None:
-        result.save(Path(out))
+        result.save(Path(out), overwrite=overwrite)
         store.remove()
     return result

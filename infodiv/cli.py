@@ -5,7 +5,9 @@ and ``run(args) -> int``; modules are imported only when their command runs, so 
 validate`` never imports torch.
 
 User errors (a bad option, an unknown model, an unwritable ``--out``, a corrupt run directory)
-end in ONE line on stderr and exit status 2; nothing already written is removed. An interrupt
+end in ONE line on stderr and exit status 2; nothing already written is removed. A stage that
+fails on valid input (``StageFailed``: an objective the run cannot support) is one line naming
+the stage, exit status 1. An interrupt
 (Ctrl-C) exits 130 and says how to resume. ``INFODIV_TRACEBACK=1`` re-raises instead, for
 debugging.
 """
@@ -31,6 +33,7 @@ COMMANDS = {
 }
 
 EXIT_USAGE = 2
+EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 
 
@@ -78,7 +81,7 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from infodiv.commands.preflight import UserError
+    from infodiv.commands.preflight import StageFailed, UserError
 
     prog = f"infodiv {args.command}"
     try:
@@ -89,6 +92,11 @@ def main(argv=None) -> int:
         print(f"\n{prog}: interrupted; finished work is kept, rerun the same command to resume",
               file=sys.stderr)
         return EXIT_INTERRUPTED
+    except StageFailed as exc:
+        if os.environ.get("INFODIV_TRACEBACK"):
+            raise
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
     except (UserError, FileNotFoundError, NotADirectoryError, PermissionError,
             json.JSONDecodeError, ValueError) as exc:
         if os.environ.get("INFODIV_TRACEBACK"):

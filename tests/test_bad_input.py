@@ -92,8 +92,8 @@ def test_typo_folder_suggests_the_real_one(capsys, no_model_load, tmp_path):
 
 @pytest.mark.parametrize("argv, needle", [
     (["run", "--task", "sst3"], "invalid choice: 'sst3'"),
-    (["run", "--n", "0"], "--n: must be at least 1, got 0"),
-    (["run", "--n", "ten"], "--n: expected an integer >= 1"),
+    (["run", "--n", "0"], "--n: must be at least 4, got 0"),
+    (["run", "--n", "ten"], "--n: expected an integer >= 4"),
     (["run", "--shots", "-1"], "--shots: must be at least 0"),
     (["run", "--objective", "bogus"], "invalid choice: 'bogus'"),
     (["run", "--info-method", "bogus"], "invalid choice: 'bogus'"),

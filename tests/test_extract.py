@@ -250,7 +250,7 @@ def test_finished_run_is_reused_and_resume_keeps_first_plan(llama, tmp_path, mon
         moved_again = extract(model2, tok, tiny_task(), out=out, batch_size=2, progress=False)
     assert moved_again.meta["fingerprint"] == first.meta["fingerprint"]
     # another task is never served from the finished run
-    other = extract(model, tok, tiny_task(TEXTS[:3]), out=out, progress=False)
+    other = extract(model, tok, tiny_task(TEXTS[:3]), out=out, progress=False, overwrite=True)
     assert other.n_examples == 3
     # interrupted state from batch_size=2: a resume with another batch size keeps its plan
     out2 = tmp_path / "run2"

@@ -80,7 +80,7 @@ def test_decompose_curves_report_accept_the_run_folder(stories_run, capsys):
     before = [p.stat().st_mtime_ns for p in outputs]
     assert main(["decompose", str(folder), "--info-method", "gaussian"]) == 0
     assert main(["curves", str(folder), "--objective", "accuracy", "--n-permutations", "5",
-                 "--n-triples", "5", "--n-bootstrap", "20", "--stability", "0",
+                 "--n-triples", "5", "--n-bootstrap", "100", "--stability", "0",
                  "--no-graph"]) == 0
     assert not (folder / "contributions" / "decompositions").exists()
     assert not (folder / "contributions" / "curves").exists()
@@ -261,3 +261,37 @@ def test_code_digest_follows_the_sources(tmp_path, monkeypatch):
     (pkg / "__init__.py").write_text("X = 2\n")
     code_digest.cache_clear()
     assert code_digest("digestpkg") != first
+
+
+def test_a_damaged_stage_is_recomputed_and_says_so(stories_run, capsys):
+    folder, argv = stories_run
+    report = folder / "curves" / "report.json"
+    good = report.read_text()
+    report.write_text(good[: len(good) // 2])   # truncated
+    assert main(["report", str(folder)]) == 2
+    assert "curves/report.json is missing or changed" in capsys.readouterr().err
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "curves: curves/report.json is missing or changed since it was written; " \
+           "recomputing" in out and "decompose: unchanged, skipped" in out
+    assert json.loads(report.read_text())["run"]["N"] == 120
+
+
+def test_run_reads_a_task_file(stories_dir, tmp_path, capsys):
+    rows = ["text,y"] + [f"the movie number {i} was {'good' if i % 2 else 'bad'},"
+                         f"{'positive' if i % 2 else 'negative'}" for i in range(16)]
+    data = tmp_path / "reviews.csv"
+    data.write_text("\n".join(rows) + "\n")
+    argv = ["run", "--model", str(stories_dir), "--task-file", str(data), "--template",
+            "{text} Sentiment: {answer}", "--options", "negative,positive", "--label-field",
+            "y", "--n", "16", "--out", str(tmp_path / "runs"), "--objective", "accuracy",
+            "--n-permutations", "5", "--quiet"]
+    assert main(argv) == 0
+    folder = tmp_path / "runs" / "stories260K-reviews-n16-0shot-block"
+    doc = json.loads((folder / "run.json").read_text())
+    assert doc["config"]["label_field"] == "y" and doc["config"]["task"] == "reviews"
+    assert "--task-file" in doc["command"] and "reviews.csv" in doc["command"]
+    capsys.readouterr()
+    # the same file with another template is another run
+    assert main([*argv[:6], "{text} Review: {answer}", *argv[7:]]) == 2
+    assert "holds a different run" in capsys.readouterr().err

