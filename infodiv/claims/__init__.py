@@ -13,8 +13,12 @@ from . import (
     diminishing_returns,
     diversity_effect,
     dr_mean,
+    gains_vs_control,
     greedy_vs_prefix,
     greedy_vs_random,
+    premise,
+    redundancy_cost,
+    theorem8,
     violations,
 )
 
@@ -24,6 +28,8 @@ __all__ = ["CLAIMS", "CURVE_CLAIMS", "SELECTION_CLAIMS", "get_claims"]
 CLAIMS = {m.CLAIM.name: m.CLAIM for m in (diminishing_returns, dr_mean, violations,
                                            diversity_effect, greedy_vs_random,
                                            greedy_vs_prefix)}
+CLAIMS.update({m.CLAIM.name: m.CLAIM for m in (premise, redundancy_cost, gains_vs_control,
+                                               theorem8)})
 #: the claims about the curves of one objective, and the held-out selection comparisons
 CURVE_CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violations",
                 "diversity_effect")

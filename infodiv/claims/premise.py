@@ -1,0 +1,151 @@
+"""Claim: Theorem 7's premise fails — the members are dependent given the label.
+
+Theorem 7 assumes the members conditionally independent given Y. Tested directly on the whole
+member vectors u_m (C coordinates each; coordinates constant within a class are dropped):
+
+    dep = Σ_y p(y) · mean over coordinate pairs (a, b) of different members of r²_y(a, b),
+
+r_y the within-class Pearson correlation. Its null is the premise made true on the same rows:
+every member permuted independently within each class
+(:func:`infodiv.inference.surrogates.within_class_permutation`), which keeps each member's
+class-conditional distribution and gives r² its chance level ≈ 1/(n_y − 1). The statistic
+(a vector, judged by :func:`decide`) holds the effect size excess = dep − mean(dep under
+:data:`N_WITHIN` permutations), the number of permutations at least as large as the observed
+dep (exact permutation p = (1 + count)/(1 + N_WITHIN)), the between-class share of the
+coordinates' variance (the members' label signal) and dep itself.
+
+Why not the label null: with shuffled labels the "classes" are random groups and the premise
+becomes "the members are independent", which marginally correlated members violate, so a
+premise test rightly fires there. The rule therefore asks the premise question only about
+members that carry label signal: detected = within-class permutation p < α and the label
+signal beyond its label-permutation null (p < α) and excess > 0. Its false-positive rate is
+the rate on the conditionally independent control (premise true); its rate on shuffled labels
+is at most the signal gate's, α. Matched case: planted within-class dependence (the strongest
+members copied with their own within-class noise onto others:
+:func:`infodiv.inference.surrogates.planted_redundancy`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..inference.claim import Claim
+from ._control import needs_members
+from .diversity_effect import _redundancy  # the same planted case in one run
+
+__all__ = ["CLAIM", "within_class_dependence", "label_signal", "dependence_test", "decide",
+           "N_WITHIN"]
+
+#: within-class permutations per replicate (p can reach 1/40 < 0.05)
+N_WITHIN = 39
+
+
+def _coordinates(u, labels):
+    """Float64 ``[N, M, C]`` and the mask ``[M, C]`` of coordinates that vary in every class."""
+    x = np.asarray(u, dtype=np.float64)
+    keep = np.ones(x.shape[1:], dtype=bool)
+    for c in np.unique(labels):
+        keep &= x[labels == c].std(axis=0) > 0
+    return x, keep
+
+
+def within_class_dependence(u, labels, rows=None) -> float:
+    """dep (module docstring) of ``u`` ``[N, M, C]``; ``rows`` ``[N, M]`` re-indexes each
+    member's rows (a within-class permutation), None keeps them."""
+    y = np.asarray(labels)
+    x, keep = _coordinates(u, y)
+    n, m, c = x.shape
+    if rows is not None:
+        x = x[rows, np.arange(m)[None, :], :]
+    member = np.repeat(np.arange(m), c).reshape(m, c)[keep]
+    other = member[:, None] != member[None, :]
+    n_pairs = other.sum()
+    if n_pairs == 0:
+        return float("nan")
+    dep = 0.0
+    for cls in np.unique(y):
+        z = x[y == cls][:, keep]
+        z = (z - z.mean(axis=0)) / z.std(axis=0)
+        r = (z.T @ z) / z.shape[0]
+        dep += (z.shape[0] / n) * float((r[other] ** 2).sum() / n_pairs)
+    return dep
+
+
+def label_signal(u, labels) -> float:
+    """Mean over coordinates of the between-class share of their variance (η²)."""
+    y = np.asarray(labels)
+    x = np.asarray(u, dtype=np.float64).reshape(y.size, -1)
+    total = x.var(axis=0)
+    keep = total > 0
+    means = np.stack([x[y == c].mean(axis=0) for c in np.unique(y)])
+    p = np.unique(y, return_counts=True)[1] / y.size
+    between = (p[:, None] * (means - x.mean(axis=0)) ** 2).sum(axis=0)
+    return float(np.mean(between[keep] / total[keep])) if keep.any() else float("nan")
+
+
+def dependence_test(u, labels, rng, n_within: int = N_WITHIN) -> np.ndarray:
+    """``[excess, count, n_within, dep]``: dep, its excess over the mean of ``n_within``
+    within-class permutations and how many of them reach it."""
+    from ..inference.surrogates import within_class_permutation
+
+    m = np.asarray(u).shape[1]
+    dep = within_class_dependence(u, labels)
+    null = np.array([within_class_dependence(
+        u, labels, within_class_permutation(labels, m, rng)) for _ in range(n_within)])
+    return np.array([dep - null.mean(), float((null >= dep).sum()), float(n_within), dep])
+
+
+def statistic(rep) -> np.ndarray:
+    """``[excess, count, n_within, dep, signal]`` on this replicate's rows."""
+    test = dependence_test(rep.run.u, rep.run.labels, rep.rng)
+    return np.append(test, label_signal(rep.run.u, rep.run.labels))
+
+
+def quick(rep, rng, n_bootstrap) -> dict:
+    """The power shortcut: :func:`decide` reads the within-class permutation count, not the
+    example-bootstrap se, so a surrogate needs the statistic once (``se`` None)."""
+    test = dependence_test(rep.run.u, rep.run.labels, rng)
+    return {"value": np.append(test, label_signal(rep.run.u, rep.run.labels)), "se": None}
+
+
+def decide(value, se, null, alpha) -> tuple[bool, dict]:
+    """Within-class permutation p < α, label signal beyond its label null (p < α), excess > 0.
+
+    ``value`` is the statistic averaged over the engine's reruns on the unchanged rows (the
+    count averaged over independent permutation draws: (1 + mean count)/(1 + N_WITHIN) is
+    conservative against the pooled permutation p); ``null`` the label-permutation draws
+    (only the signal column is read)."""
+    from ..inference.verdicts import null_p
+
+    value = np.asarray(value, dtype=np.float64)
+    excess, count, n_within, dep, signal = value
+    p_within = float((1 + count) / (1 + n_within))
+    null = np.asarray(null, dtype=np.float64).reshape(-1, value.size)
+    p_signal = null_p(signal, null[:, 4], "greater")
+    hit = bool(excess > 0 and p_within < alpha and p_signal < alpha)
+    extra = {"estimate_meaning": "excess mean squared within-class correlation between "
+                                 "members' coordinates over the premise-true permutations",
+             "p_within_class": p_within, "p_label_signal": p_signal,
+             "within_class_dependence": float(dep),
+             "premise_true_dependence": float(dep - excess), "label_signal": float(signal),
+             "excess_rms_correlation": float(np.sqrt(max(excess, 0.0)))}
+    if se is not None and np.all(np.isfinite(np.asarray(se)[:1])):
+        half = 1.96 * float(np.asarray(se)[0])
+        extra["excess_interval_normal"] = [float(excess) - half, float(excess) + half]
+    return hit, {"estimate": float(excess), "p": p_within, "extra": extra}
+
+
+CLAIM = Claim(
+    name="premise",
+    theorem="Theorem 7's premise (members conditionally independent given Y), tested directly",
+    statistic_name="excess within-class dependence: mean squared within-class correlation "
+                   "between coordinates of different members, minus its value with every "
+                   "member permuted within its class",
+    statistic=statistic, direction="greater", surrogate="planted_redundancy",
+    matched_case="a matched case with planted within-class dependence (the strongest members "
+                 "copied with their own within-class noise onto others, same n)",
+    sentence="the members are dependent given the label: Theorem 7's premise fails on this run",
+    rule="within-class permutation p < {alpha} (members permuted independently within each "
+         "class: the premise made true), excess > 0, and the members' label signal beyond its "
+         "label-permutation null (p < {alpha})",
+    quick=quick, decide=decide, surrogate_kwargs=_redundancy, applies=needs_members)

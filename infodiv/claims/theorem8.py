@@ -1,0 +1,75 @@
+"""Report (not a test): Theorem 8's Eq. 12 bounds from the valid I(U;Y), next to the measured
+error of the best readout.
+
+Eq. 12 (bits; :func:`infodiv.information.error_bounds`):
+(H(Y) − I − 1)/log2|Y| ≤ P_e* ≤ (H(Y) − I)/2, with P_e* the Bayes error of the best
+classifier of U = all members, not the model's own argmax error. I comes from
+:func:`estimators.usable_information` on the whole member vectors: its bracket
+[lower, upper] holds I, so the lower error bound is taken at the upper end of I and the upper
+error bound at the lower end (both hold whenever the bracket holds I, as
+:func:`infodiv.information.valid_terms` does). Beside them: the held-out argmax error of the
+readout the nested selection chose (the best of the usable-information families, e.g. the
+members' own summed logits or a calibrated or regularised readout), an upper estimate of
+P_e* up to its sampling error. A held-out error below the lower bound would contradict the
+bracket; it is reported as ``consistent`` = False. Nothing here is a finding: :func:`decide`
+never detects, and the record's extra carries ``report_only``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..inference.claim import Claim
+from ._control import needs_members
+
+__all__ = ["CLAIM", "bounds", "decide", "FIELDS"]
+
+#: the statistic's entries, in order
+FIELDS = ("mi", "mi_interval_low", "mi_interval_high", "mi_lower", "mi_upper",
+          "error_lower_bound", "error_upper_bound", "best_readout_error", "h_y")
+
+
+def bounds(u, labels, *, n_classes: int | None = None, random_state=0) -> np.ndarray:
+    """:data:`FIELDS` of the member array ``u`` ``[N, M, C]`` (bits; module docstring);
+    ``n_classes`` is |Y| of Eq. 12 (default C)."""
+    from estimators import usable_information
+
+    from ..information import error_bounds
+
+    u = np.asarray(u, dtype=np.float64)
+    k = u.shape[2] if n_classes is None else int(n_classes)
+    ui = usable_information(u, labels, random_state=random_state)
+    lower = max(error_bounds(ui.upper, ui.h_y, k)[0], 0.0)
+    upper = error_bounds(ui.lower, ui.h_y, k)[1]
+    return np.array([ui.estimate, *ui.interval, ui.lower, ui.upper, lower, upper, ui.error,
+                     ui.h_y])
+
+
+def statistic(rep) -> np.ndarray:
+    return bounds(rep.run.u, rep.run.labels, random_state=rep.seed)
+
+
+def decide(value, se, null, alpha) -> tuple[bool, dict]:
+    """Never detected (a report); the estimate is the best readout's held-out error."""
+    doc = dict(zip(FIELDS, (float(v) for v in np.asarray(value, dtype=np.float64))))
+    return False, {"estimate": doc["best_readout_error"], "p": None, "extra": {
+        "report_only": True, **doc,
+        "consistent": bool(doc["best_readout_error"] >= doc["error_lower_bound"]),
+        "estimate_meaning": "held-out argmax error of the best usable-information readout",
+        "bounds_are_about": "the Bayes error of the best classifier of all members' vectors "
+                            "U, not the model's own argmax error"}}
+
+
+CLAIM = Claim(
+    name="theorem8",
+    theorem="Theorem 8 / Eq. 12: error bounds from I(U;Y) (a report, not a test)",
+    statistic_name="Eq. 12 bounds on the Bayes error given U from the usable-information "
+                   "bracket of I(U;Y), beside the best readout's held-out error",
+    statistic=statistic, direction="less", surrogate="shuffled_labels",
+    matched_case="none (a report: the bounds are printed, nothing is tested)",
+    sentence="the Bayes error of the best classifier of all members lies between the Eq. 12 "
+             "bounds (they are about that error, not the model's argmax error); the best "
+             "readout's held-out error is shown beside them",
+    rule="report only: never a detection (Eq. 12 bounds from the bracket of I; alpha "
+         "{alpha} unused)",
+    decide=decide, applies=needs_members)
