@@ -17,6 +17,7 @@ from test_architectures import tiny_task  # noqa: E402
 import extraction.forward as ex  # noqa: E402
 import extraction.runner as runner  # noqa: E402
 from extraction.models import load_model  # noqa: E402
+from extraction.outdir import OutputRefused  # noqa: E402
 from extraction.runner import extract  # noqa: E402
 
 
@@ -60,5 +61,9 @@ def test_legacy_fingerprint_is_reused_and_kept(tmp_path, monkeypatch):
         real = ex.BatchRunner.run
         monkeypatch.setattr(ex.BatchRunner, "run",
                             lambda self, *a: ran.append(1) or real(self, *a))
-        extract(model, tok, tiny_task(), out="run_other", batch_size=2, progress=False)
+        with pytest.raises(OutputRefused, match="holds another extraction"):   # never silently
+            extract(model, tok, tiny_task(), out="run_other", batch_size=2, progress=False)
+        ran.clear()
+        extract(model, tok, tiny_task(), out="run_other", batch_size=2, progress=False,
+                overwrite=True)
         assert ran
