@@ -81,22 +81,61 @@ def model_at_chance(accuracy: float, n: int, majority: float) -> bool:
     return wilson(round(accuracy * n), n)[0] <= majority
 
 
-def find_records(doc, objective: str | None = None) -> list[dict]:
-    """Every verdict record in a curves report, each with the objective it was judged on."""
+#: where a curves report that stores a verdict apart from its statistic keeps the estimate and
+#: its example-bootstrap interval (report section, estimate key, interval key)
+_CURVE_STATISTICS = {
+    "diminishing_returns": ("gain_slope", "slope", "ci"),
+    "dr_mean_difference_positive": ("dr", "mean_difference", "mean_difference_ci"),
+    "violations": ("dr", "significant_violation_rate_corrected", None),
+    "diversity_effect": ("diversity", "partial_r", "partial_r_ci"),
+}
+
+
+def _curve_record(name: str, verdict: dict, report: dict, objective: str) -> dict:
+    """A verdict stored apart from its statistic (``report["verdicts"][name]``) joined with its
+    estimate and interval from the report and its claim's declaration in the registry."""
+    from infodiv.claims import CLAIMS
+
+    claim = CLAIMS.get(name)
+    section, est_key, iv_key = _CURVE_STATISTICS.get(name, (None, None, None))
+    part = report.get(section) or {}
+    rec = {**verdict, "claim": name, "objective": objective,
+           "theorem": claim.theorem if claim else name,
+           "statistic": claim.statistic_name if claim else "",
+           "sentence": claim.sentence if claim else "", "estimate": part.get(est_key),
+           "interval": part.get(iv_key) if iv_key else None,
+           "n_bootstrap": part.get("n_bootstrap"),
+           "n_permutations": (part.get("null") or {}).get("n_permutations")}
+    return _flat(rec)
+
+
+def find_records(doc, objective: str | None = None, key: str | None = None) -> list[dict]:
+    """Every verdict record in a curves report, each with the objective it was judged on.
+
+    A record is a dict with the :class:`VerdictRecord` fields; an objective's ``report`` that
+    stores its verdicts apart from their statistics is joined with them
+    (:func:`_curve_record`). Copies of a report kept for provenance elsewhere in the document
+    are not read twice: only the ``report`` of each objective holds its curve verdicts.
+    """
     out = []
     if isinstance(doc, dict):
         if _RECORD_KEYS <= doc.keys():
             return [_flat({**doc, "objective": doc.get("objective") or objective})]
-        for key, value in doc.items():
-            obj = key if key in (doc.get("objectives") or {}) else objective
-            if key == "objectives" and isinstance(value, dict):
+        verdicts = doc.get("verdicts")
+        if isinstance(verdicts, dict) and "gain_slope" in doc:   # a curves report's objective
+            if key != "report":
+                return []
+            return [_curve_record(n, v, doc, objective) for n, v in verdicts.items()
+                    if isinstance(v, dict) and "detected" in v]
+        for k, value in doc.items():
+            if k == "objectives" and isinstance(value, dict):
                 for name, entry in value.items():
-                    out += find_records(entry, name)
+                    out += find_records(entry, name, name)
             else:
-                out += find_records(value, obj)
+                out += find_records(value, objective, k)
     elif isinstance(doc, list):
         for item in doc:
-            out += find_records(item, objective)
+            out += find_records(item, objective, key)
     return out
 
 
@@ -182,16 +221,25 @@ def _interval(iv) -> str:
     return "" if not iv else f" [{fmt(iv[0])}, {fmt(iv[1])}]"
 
 
+def _size(x) -> str:
+    return "–" if x is None else str(x)
+
+
 def _verdict_row(v: dict) -> str:
+    """One claim: its sentence (the theorem and the statistic on hover), the verdict and its
+    reason, the estimate with its interval, the power with its Wilson interval (the matched
+    case on hover) and the shuffled-label rate."""
     css = {"holds": "ok", "not a finding": "bad"}.get(v["verdict"], "muted")
     power = "–" if v["power"] is None else \
-        f"{fmt(v['power'], 2)}{_interval(v['power_interval'])} on {_e(v['matched_case'])}"
+        f"<span title='{_e(v['matched_case'])}'>{fmt(v['power'], 2)}" \
+        f"{_interval(v['power_interval'])}</span>"
     reason = f"<br><small>{_e(v['reason'])}</small>" if v["reason"] else ""
-    return (f"<tr><td>{_e(v['theorem'])}<br><small>{_e(v['sentence'] or v['claim'])}</small></td>"
+    return (f"<tr><td title='{_e(v['theorem'])}'>{_e(v['sentence'] or v['claim'])}<br><small>"
+            f"{_e(v['objective'] or '')}</small></td>"
             f"<td class='{css}'><b>{_e(v['verdict'])}</b>{reason}</td>"
-            f"<td class='num'>{fmt(v['estimate'])}{_interval(v['interval'])}<br><small>"
-            f"{_e(v['statistic'])}; {_e(v['objective'] or '')}; B = {v['n_bootstrap']}, "
-            f"K = {v['n_permutations']}</small></td><td>{power}</td>"
+            f"<td class='num' title='{_e(v['statistic'])}'>{fmt(v['estimate'])}"
+            f"{_interval(v['interval'])}<br><small>B = {_size(v['n_bootstrap'])}, K = "
+            f"{_size(v['n_permutations'])}</small></td><td class='num'>{power}</td>"
             f"<td class='num'>{fmt(v['false_positive'], 2)}</td></tr>")
 
 
@@ -204,8 +252,8 @@ def answer_html(a: dict, header: dict, figure_html: str = "") -> str:
               "on it.</p>") if a["at_chance"] else ""
     t1 = a["theorem1"]
     theorem1 = "" if not t1 else (
-        f"<tr><td>Theorem 1: loss = bias − diversity<br><small>the model's cross-entropy, "
-        f"members at scale sum</small></td><td class='ok'><b>holds exactly</b><br><small>an "
+        f"<tr><td>Theorem 1: loss = bias − diversity<br><small>the model's cross-entropy"
+        f"</small></td><td class='ok'><b>holds exactly</b><br><small>an "
         f"identity, max residual {fmt(t1.get('max_abs_residual'), 2)}</small></td>"
         f"<td class='num'>{fmt(t1['ensemble_loss'])} = {fmt(t1['bias'])} − "
         f"{fmt(t1['diversity'])}<br><small>{_e(t1.get('units', 'nats'))}, n = {a['n']}"

@@ -53,6 +53,7 @@ img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 .verdict-block{flex:3}.answer-figure{flex:2}.answer-figure img{max-height:520px}
 table.verdicts td{font-size:.92em}details{margin:.8em 0}summary{cursor:pointer;font-weight:bold}
 dt{font-weight:bold;margin-top:.4em}dd{margin-left:1.2em}body{max-width:1360px}
+table.verdicts th:nth-child(1){width:36%}table.verdicts th:nth-child(3){width:22%}
 """
 
 
