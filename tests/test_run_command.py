@@ -160,16 +160,18 @@ def test_model_slug(model, slug):
 
 @pytest.mark.real_model
 def test_demo_small_n(smollm2_available, tmp_path, capsys):
-    """``infodiv demo`` end to end on 24 of the bundled SST-2 rows (the full demo is 872)."""
-    assert main(["demo", "--out", str(tmp_path), "--n", "24", "--n-permutations", "10",
+    """``infodiv demo`` end to end on 40 of the bundled AG News rows (all four classes; the
+    full demo is 1000)."""
+    assert main(["demo", "--out", str(tmp_path), "--n", "40", "--n-permutations", "10",
                  "--quiet"]) == 0
-    folder = tmp_path / "smollm2-135m-sst2-n24-0shot-block"
+    folder = tmp_path / "smollm2-135m-ag_news-n40-0shot-block"
     meta = json.loads((folder / "contributions" / "meta.json").read_text())["meta"]
-    assert meta["n_examples"] == 24 and meta["exactness_ok"]
+    assert meta["n_examples"] == 40 and meta["exactness_ok"]
     assert meta["task_meta"]["data_source"] == "bundled (infodiv/data)"
     out = capsys.readouterr().out
-    assert "smollm2-135m on sst2: N=24 M=61 C=2" in out and "report: " in out
-    assert (folder / "report.html").stat().st_size > 50_000
+    assert "smollm2-135m on ag_news: N=40 M=61 C=4" in out and "report: " in out
+    page = (folder / "report.html").read_text()
+    assert page.index("id='verdicts'") < page.index("<details")   # the answer comes first
 
 
 def test_every_model_task_pair_and_one_combined_report(tmp_path, capsys):
