@@ -155,3 +155,19 @@ def test_figure6_never_averages_over_different_tasks(tmp_path):
     beta_sst2 = json.loads((c / "decompositions" / "decompositions.json").read_text())
     beta = next(r for r in rows if r["quantity"].startswith("beta"))
     assert float(beta["value"]) == pytest.approx(beta_sst2["run"]["accuracy"])
+
+
+def test_report_of_several_runs_writes_a_folder_named_after_them(tmp_path, monkeypatch):
+    """``infodiv report A B`` without --out writes into a folder named after the runs, beside
+    them, never into the working directory."""
+    a = _synthetic_run(tmp_path / "runs", "alpha", "sst2", seed=0)
+    b = _synthetic_run(tmp_path / "runs", "beta", "sst2", seed=1)
+    for run in (a, b):   # folders made by hand, not by infodiv run: no stage records to verify
+        (run / "run.json").unlink()
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert main(["report", str(a), str(b)]) == 0
+    assert list(work.iterdir()) == []
+    folder = tmp_path / "runs" / f"report-{a.name}+{b.name}"
+    assert {p.name for p in folder.iterdir()} >= {"report.html", "report.json", "report.csv"}

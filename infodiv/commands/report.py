@@ -1,8 +1,10 @@
 """``infodiv report RUN_DIR...``: rebuild the HTML report from existing run folders.
 
 Accepts the folders ``infodiv run`` made (or their ``contributions/``); nothing is recomputed.
-One run: ``RUN_DIR/report.html`` by default; several: ``--out`` (default ``report.html`` in the
-working directory) covering all of them. ``.json`` and ``.csv`` with every number go beside it.
+One run: ``RUN_DIR/report.html`` by default; several: ``--out``, by default
+``report.html`` in a folder named after the runs beside the first of them
+(:func:`combined_folder`), covering all of them. ``.json``, ``.csv`` and the cross-run
+figures go beside it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,21 @@ from pathlib import Path
 def configure(parser) -> None:
     parser.add_argument("run_dir", nargs="+", type=Path, help="run folders made by infodiv run")
     parser.add_argument("--out", type=Path, default=None,
-                        help="HTML file (default: RUN_DIR/report.html for one run, else "
-                             "./report.html)")
+                        help="HTML file (default: RUN_DIR/report.html for one run; for "
+                             "several, report.html in a folder named after the runs beside "
+                             "the first)")
+
+
+def combined_folder(roots) -> Path:
+    """``<parent of the first run>/report-<run1>+<run2>...``; names beyond 120 characters are
+    cut and followed by a hash of the full list, so two different lists never share a folder."""
+    import hashlib
+
+    name = "report-" + "+".join(r.name for r in roots)
+    if len(name) > 120:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+        name = f"{name[:108]}-{digest}"
+    return roots[0].parent / name
 
 
 def run(args) -> int:
@@ -36,7 +51,8 @@ def run(args) -> int:
                       f"recompute it with `infodiv {stage} {shlex.quote(str(root))}`")
             raise UserError(f"{root}: {problem}; {repair}")
         roots.append(root)
-    out = args.out or (roots[0] / "report.html" if len(roots) == 1 else Path("report.html"))
+    out = args.out or (roots[0] / "report.html" if len(roots) == 1
+                       else combined_folder(roots) / "report.html")
     if out.is_dir():
         raise UserError(f"--out {out} is a folder; give the HTML file to write, e.g. "
                         f"{out / 'report.html'}")
