@@ -46,11 +46,11 @@ def _h(x, pre, k=3):
 
 
 def _mi(x, y, pre, k=3):
-    return mutual_information(x, y, k=k, base="e", preprocess=pre)
+    return mutual_information(x, y, k=k, base="e", preprocess=pre, method="knn")
 
 
 def _cmi(x, y, z, pre, k=3):
-    return conditional_mutual_information(x, y, z, k=k, base="e", preprocess=pre)
+    return conditional_mutual_information(x, y, z, k=k, base="e", preprocess=pre, method="knn")
 
 
 def _codes(y):
