@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from infodiv.commands.preflight import batch_size, nonneg_int, positive_int
+from infodiv.commands.tasksel import add_task_file_options
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,21 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", default=None,
                         help="ag_news, arc (= arc_challenge), arc_easy, boolq, mnli, qqp, rte, "
                              "sst2, wic (or use --task-file)")
-    parser.add_argument("--task-file", type=Path, default=None,
-                        help="custom task: a .csv (header row) or .jsonl file of records")
-    parser.add_argument("--template", default=None,
-                        help="with --task-file: format string over the record fields ending in "
-                             "{answer}, e.g. '{text} Sentiment: {answer}'")
-    parser.add_argument("--options", default=None,
-                        help="with --task-file: answer options, comma-separated or a JSON list")
-    parser.add_argument("--label-field", default=None,
-                        help="with --task-file: column holding the gold option (string or "
-                             "index); required unless --unlabelled")
-    parser.add_argument("--unlabelled", action="store_true",
-                        help="with --task-file: accept records without a label (all of them "
-                             "without --label-field; else the empty cells)")
-    parser.add_argument("--truncatable", default="",
-                        help="with --task-file: comma-separated fields that may be shortened")
+    add_task_file_options(parser)
     parser.add_argument("--chat-template", action="store_true",
                         help="wrap every prompt in the tokenizer's chat template (one user turn "
                              "+ generation prompt, kept byte for byte)")

@@ -45,7 +45,7 @@ from infodiv.commands.runfolder import (
     shards_done,
     stage_key,
 )
-from infodiv.commands.tasksel import display_path, load_task
+from infodiv.commands.tasksel import add_task_file_options, display_path, load_task
 
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_TASK = "sst2"
@@ -69,20 +69,7 @@ def configure(parser) -> None:
     parser.add_argument("--task", nargs="+", default=None, choices=SUPPORTED_TASKS,
                         metavar="TASK", help=f"tasks: {', '.join(SUPPORTED_TASKS)} (default: "
                                              f"{DEFAULT_TASK}; or use --task-file)")
-    parser.add_argument("--task-file", type=Path, default=None,
-                        help="custom task: a .csv (header row) or .jsonl file of records")
-    parser.add_argument("--template", default=None,
-                        help="with --task-file: format string over the record fields ending in "
-                             "{answer}, e.g. '{text} Sentiment: {answer}'")
-    parser.add_argument("--options", default=None,
-                        help="with --task-file: answer options, comma-separated or a JSON list")
-    parser.add_argument("--label-field", default=None,
-                        help="with --task-file: column holding the gold option (string or "
-                             "index); required unless --unlabelled")
-    parser.add_argument("--unlabelled", action="store_true",
-                        help="with --task-file: accept records without a label")
-    parser.add_argument("--truncatable", default="",
-                        help="with --task-file: comma-separated fields that may be shortened")
+    add_task_file_options(parser)
     parser.add_argument("--n", type=int_at_least(MIN_EXAMPLES), default=2000,
                         help="examples per task: the first N rows of the split, all when fewer "
                              f"(at least {MIN_EXAMPLES}: the k = 3 neighbour estimators of "

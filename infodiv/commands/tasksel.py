@@ -20,6 +20,26 @@ __all__ = ["shared_dir", "display_path", "resolve_data_dir", "stratified_indices
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def add_task_file_options(parser) -> None:
+    """The options of a custom task read from a file (``infodiv run`` and ``infodiv extract``
+    take the same ones)."""
+    parser.add_argument("--task-file", type=Path, default=None,
+                        help="custom task: a .csv (header row) or .jsonl file of records")
+    parser.add_argument("--template", default=None,
+                        help="with --task-file: format string over the record fields ending in "
+                             "{answer}, e.g. '{text} Sentiment: {answer}'")
+    parser.add_argument("--options", default=None,
+                        help="with --task-file: answer options, comma-separated or a JSON list")
+    parser.add_argument("--label-field", default=None,
+                        help="with --task-file: column holding the gold option (string or "
+                             "index); required unless --unlabelled")
+    parser.add_argument("--unlabelled", action="store_true",
+                        help="with --task-file: accept records without a label (all of them "
+                             "without --label-field; else the empty cells)")
+    parser.add_argument("--truncatable", default="",
+                        help="with --task-file: comma-separated fields that may be shortened")
+
+
 def shared_dir() -> Path:
     """``$INFODIV_SHARED`` or the ``shared`` folder beside the repository."""
     return Path(os.environ.get("INFODIV_SHARED", ROOT.parent / "shared"))

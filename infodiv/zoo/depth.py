@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 __all__ = ["SETTINGS", "HELDOUT_FILE", "prepare_depth_root", "train_depth"]
@@ -82,12 +81,9 @@ def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
     """Train every spec of ``specs`` (skipping finished ones, resuming an interrupted one)
     under ``root`` on the pointer-chasing ``task``; returns the records of this call."""
     from .hops import train_len
-    from .runner import model_dir
-    from .train import is_finished, read_record, train_model
+    from .runner import check_shard, train_grid
 
-    k, n = shard
-    if not (isinstance(n, int) and n >= 1 and isinstance(k, int) and 0 <= k < n):
-        raise ValueError(f"shard must be (k, n) with 0 <= k < n, got {shard!r}")
+    shard = check_shard(shard)
     need = train_len(task)
     short = [s.name for s in specs if s.max_len < need]
     if short:
@@ -95,23 +91,5 @@ def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
                          f"with {task.queries} question(s)), got "
                          f"{specs[0].max_len} for {short[0]}")
     tok, stream, held = prepare_depth_root(root, task, cfg)
-    mine = [s for i, s in enumerate(specs) if i % n == k]
-    records, t0 = [], time.perf_counter()
-    for i, spec in enumerate(mine):
-        folder = model_dir(root, spec)
-        if is_finished(folder):
-            log(f"[{i + 1}/{len(mine)}] {spec.name}: already finished, skipped")
-            records.append(read_record(folder))
-            continue
-        if (folder / "state.pt").is_file():
-            log(f"[{i + 1}/{len(mine)}] {spec.name}: resuming from its checkpoint")
-        rec = train_model(spec, tok, stream, folder, cfg, heldout_task=held, progress=progress,
-                          device=device, log=log)
-        acc = rec.get("heldout", {}).get("accuracy")
-        log(f"[{i + 1}/{len(mine)}] {spec.name}: {rec['step']} steps, "
-            f"{rec['wall_time_s']:.0f} s ({rec['s_per_step']:.3f} s/step)"
-            + ("" if acc is None else f", held-out accuracy {acc:.3f}"))
-        records.append(rec)
-    log(f"depth grid {root}: {len(records)} model(s) in {time.perf_counter() - t0:.0f} s "
-        "this call")
-    return records
+    return train_grid(root, specs, shard, tok, stream, held, cfg, progress=progress,
+                      device=device, log=log, label=f"depth grid {root}")

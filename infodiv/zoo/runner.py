@@ -87,6 +87,43 @@ def finished_models(root) -> list[Path]:
     return sorted(p.parent for p in (Path(root) / "models").glob("*/model/zoo.json"))
 
 
+def check_shard(shard) -> tuple[int, int]:
+    """``(k, n)`` of ``--shard K/N``: this process trains every n-th spec starting at k."""
+    k, n = shard
+    if not (isinstance(n, int) and n >= 1 and isinstance(k, int) and 0 <= k < n):
+        raise ValueError(f"shard must be (k, n) with 0 <= k < n, got {shard!r}")
+    return k, n
+
+
+def train_grid(root, specs, shard, tok, data, held, cfg, *, progress: bool = True,
+               device: str = "cpu", log=print, label: str = "zoo") -> list[dict]:
+    """Train this shard's specs under ``root`` on ``data`` (rows or a batch stream): finished
+    models are skipped, an interrupted one resumes from its checkpoint, and each says so.
+    Returns the records of the models handled by this call (finished or not)."""
+    from .train import is_finished, read_record, train_model
+
+    k, n = shard
+    mine = [s for i, s in enumerate(specs) if i % n == k]
+    records, t0 = [], time.perf_counter()
+    for i, spec in enumerate(mine):
+        folder = model_dir(root, spec)
+        if is_finished(folder):
+            log(f"[{i + 1}/{len(mine)}] {spec.name}: already finished, skipped")
+            records.append(read_record(folder))
+            continue
+        if (folder / "state.pt").is_file():
+            log(f"[{i + 1}/{len(mine)}] {spec.name}: resuming from its checkpoint")
+        rec = train_model(spec, tok, data, folder, cfg, heldout_task=held, progress=progress,
+                          device=device, log=log)
+        acc = rec.get("heldout", {}).get("accuracy")
+        log(f"[{i + 1}/{len(mine)}] {spec.name}: {rec['step']} steps, "
+            f"{rec['wall_time_s']:.0f} s ({rec['s_per_step']:.3f} s/step)"
+            + ("" if acc is None else f", held-out accuracy {acc:.3f}"))
+        records.append(rec)
+    log(f"{label}: {len(records)} model(s) in {time.perf_counter() - t0:.0f} s this call")
+    return records
+
+
 def train_zoo(root, specs, cfg, *, n_heldout: int = 2000, vocab_size: int = 4096,
               data_dir=None, shard=(0, 1), progress: bool = True, device: str = "cpu",
               log=print) -> list[dict]:
@@ -94,28 +131,8 @@ def train_zoo(root, specs, cfg, *, n_heldout: int = 2000, vocab_size: int = 4096
 
     Returns the records of the models handled by this call (finished or not).
     """
-    from .train import is_finished, read_record, train_model
-
-    k, n = shard
-    if not (isinstance(n, int) and n >= 1 and isinstance(k, int) and 0 <= k < n):
-        raise ValueError(f"shard must be (k, n) with 0 <= k < n, got {shard!r}")
+    shard = check_shard(shard)
     tok, train, held = prepare_root(root, cfg, n_heldout=n_heldout, vocab_size=vocab_size,
                                     data_dir=data_dir)
-    mine = [s for i, s in enumerate(specs) if i % n == k]
-    records = []
-    t0 = time.perf_counter()
-    for i, spec in enumerate(mine):
-        folder = model_dir(root, spec)
-        if is_finished(folder):
-            log(f"[{i + 1}/{len(mine)}] {spec.name}: already finished, skipped")
-            records.append(read_record(folder))
-            continue
-        rec = train_model(spec, tok, train, folder, cfg, heldout_task=held, progress=progress,
-                          device=device, log=log)
-        acc = rec.get("heldout", {}).get("accuracy")
-        log(f"[{i + 1}/{len(mine)}] {spec.name}: {rec['step']} steps, "
-            f"{rec['wall_time_s']:.0f} s ({rec['s_per_step']:.3f} s/step)"
-            + ("" if acc is None else f", held-out accuracy {acc:.3f}"))
-        records.append(rec)
-    log(f"zoo: {len(records)} model(s) in {time.perf_counter() - t0:.0f} s this call")
-    return records
+    return train_grid(root, specs, shard, tok, train, held, cfg, progress=progress,
+                      device=device, log=log)
