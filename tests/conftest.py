@@ -53,3 +53,14 @@ def stories_sst2(stories_dir, shared_data_dir):
     task = get_task("sst2", data_dir=shared_data_dir, n=None)
     with torch_threads(1):   # ~2 s instead of ~30 s on 2 shared cores
         return extract(model, tok, task, progress=False)
+
+
+@pytest.fixture
+def no_model_load(monkeypatch):
+    """Any model load fails the test: the input checks must come first."""
+    import extraction.models
+
+    def boom(*a, **k):
+        raise AssertionError("a model was loaded before the input checks")
+
+    monkeypatch.setattr(extraction.models, "load_model", boom)

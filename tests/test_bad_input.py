@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pytest
+from _cli_checks import one_line_error
 
 from infodiv.cli import main
 
@@ -22,27 +23,6 @@ except ImportError:  # pragma: no cover
     pass
 
 
-def one_line_error(capsys, argv, *needles):
-    """Run ``argv``; assert exit 2 and ONE stderr line holding every needle; return it."""
-    rc = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert rc == 2, err
-    assert "\n" not in err, err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
-
-
-@pytest.fixture
-def no_model_load(monkeypatch):
-    """Any model load fails the test: the checks must come first."""
-    import extraction.models
-
-    def boom(*a, **k):
-        raise AssertionError("a model was loaded before the input checks")
-
-    monkeypatch.setattr(extraction.models, "load_model", boom)
 
 
 @pytest.fixture(scope="module")

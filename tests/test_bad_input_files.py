@@ -10,32 +10,14 @@ import shlex
 import struct
 
 import pytest
+from _cli_checks import one_line_error
 
 from extraction.models import ModelLoadError, check_model_files
 from extraction.taskfiles import load_task_file
-from infodiv.cli import main
 
 TEMPLATE = "{text} Answer: {answer}"
 
 
-def one_line_error(capsys, argv, *needles) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert rc == 2, err
-    assert "\n" not in err and "Traceback" not in err, err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
-
-
-@pytest.fixture
-def no_model_load(monkeypatch):
-    import extraction.models
-
-    def boom(*a, **k):
-        raise AssertionError("a model was loaded before the input checks")
-
-    monkeypatch.setattr(extraction.models, "load_model", boom)
 
 
 def safetensors_bytes(n_floats: int = 6) -> bytes:

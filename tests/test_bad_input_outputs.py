@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_checks import one_line_error
 
 from extraction.contributions import Contributions
 from extraction.outdir import OutputLocked, OutputRefused, output_lock
-from infodiv.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,15 +29,6 @@ def snapshot(path: Path) -> dict:
         return {path: path.read_bytes()}
     return {p: p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
-
-def one_line_error(capsys, argv, *needles) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert rc == 2, err
-    assert "\n" not in err and "Traceback" not in err, err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
 
 
 def synthetic_run(task="sst2", n=20, seed=0, model="some/model") -> Contributions:
@@ -51,15 +42,6 @@ def synthetic_run(task="sst2", n=20, seed=0, model="some/model") -> Contribution
                          ["negative", "positive"],
                          meta={"task": task, "n_examples": n, "model": {"model_id": model}})
 
-
-@pytest.fixture
-def no_model_load(monkeypatch):
-    import extraction.models
-
-    def boom(*a, **k):
-        raise AssertionError("a model was loaded before the --out checks")
-
-    monkeypatch.setattr(extraction.models, "load_model", boom)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import os
 import shutil
 
 import pytest
+from _cli_checks import one_line_error
 
 from infodiv.cli import main
 
@@ -40,15 +41,6 @@ def test_every_option_is_checked_at_parse_time(capsys, argv, needle):
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "\n" not in err and needle in err, err
 
-
-def one_line_error(capsys, argv, *needles, code=2) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert rc == code, err
-    assert "\n" not in err and "Traceback" not in err, err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
 
 
 def synthetic_contrib(n=60, m=4):
