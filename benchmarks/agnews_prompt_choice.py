@@ -36,13 +36,6 @@ sys.path.insert(0, str(ROOT))
 SETTINGS = ("bare", "chat", "fixed4", "chat_fixed4")
 
 
-def _wilson(k: int, n: int, z: float = 1.959963984540054) -> list[float]:
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [float(centre - half), float(centre + half)]
-
-
 def _demo_items(task, rows, start: int) -> list[str]:
     """One demonstration per class: the first row of each class at index >= ``start``."""
     from extraction.demos import DEMO_SEPARATOR
@@ -75,6 +68,8 @@ def score(logits: np.ndarray, labels: np.ndarray, seed: int = 0) -> dict:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
+    from infodiv.inference.power import wilson_interval
+
     n, c = logits.shape
     prob = np.empty((n, c))
     folds = StratifiedKFold(5, shuffle=True, random_state=seed)
@@ -86,8 +81,10 @@ def score(logits: np.ndarray, labels: np.ndarray, seed: int = 0) -> dict:
     ce = float(-np.mean(np.log2(np.clip(prob[np.arange(n), labels], np.nextafter(0, 1), 1))))
     raw = int((logits.argmax(1) == labels).sum())
     cal = int((prob.argmax(1) == labels).sum())
-    return {"n": n, "accuracy_raw": raw / n, "accuracy_raw_wilson95": _wilson(raw, n),
-            "accuracy_calibrated": cal / n, "accuracy_calibrated_wilson95": _wilson(cal, n),
+    return {"n": n, "accuracy_raw": raw / n,
+            "accuracy_raw_wilson95": list(wilson_interval(raw, n)),
+            "accuracy_calibrated": cal / n,
+            "accuracy_calibrated_wilson95": list(wilson_interval(cal, n)),
             "usable_information_calibrated_bits": h_y - ce, "entropy_labels_bits": h_y,
             "answers_share": (np.bincount(logits.argmax(1), minlength=c) / n).tolist()}
 

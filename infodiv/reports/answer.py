@@ -24,17 +24,15 @@ Verdict words (one rule, :func:`verdict_word`):
 from __future__ import annotations
 
 import html
-import json
-import math
 from pathlib import Path
 
-from .summary import fmt
+from ..inference.power import wilson_interval as wilson
+from .summary import _read, fmt
 
 __all__ = ["answer", "answer_html", "verdict_word", "find_records", "model_at_chance",
            "DEFINITIONS"]
 
 _RECORD_KEYS = {"claim", "estimate", "interval", "detected", "calibrated"}
-_Z95 = 1.959963984540054
 
 DEFINITIONS = (
     ("member", "one write to the residual stream (the embedding, an attention or MLP "
@@ -58,21 +56,6 @@ DEFINITIONS = (
                             "fires beyond its level is not calibrated, and its verdict is no "
                             "finding"),
 )
-
-
-def _read(path: Path):
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """Wilson score 95% interval of ``k`` successes in ``n`` trials."""
-    p = k / n
-    centre = (p + _Z95 ** 2 / (2 * n)) / (1 + _Z95 ** 2 / n)
-    half = _Z95 * math.sqrt(p * (1 - p) / n + _Z95 ** 2 / (4 * n * n)) / (1 + _Z95 ** 2 / n)
-    return centre - half, centre + half
 
 
 def model_at_chance(accuracy: float, n: int, majority: float) -> bool:
