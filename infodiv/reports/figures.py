@@ -43,12 +43,13 @@ def fit_titles(fig) -> None:
     texts = [(fig._suptitle, fig.bbox.width)] if fig._suptitle is not None else []
     texts += [(ax.title, ax.bbox.width) for ax in fig.axes if ax.get_title()]
     for text, room in texts:
-        content = text.get_text().replace("\n", " ")
+        content = text.get_text()
         width = text.get_window_extent(renderer).width
         if width <= room * 0.98 or not content:
             continue
-        chars = max(12, int(len(content) * room * 0.95 / width))
-        text.set_text(textwrap.fill(content, chars))
+        lines = content.split("\n")                  # explicit breaks are kept
+        chars = max(12, int(max(map(len, lines)) * room * 0.95 / width))
+        text.set_text("\n".join(textwrap.fill(line, chars) for line in lines))
 
 
 def save_figure(fig, path, *, tight: bool = False):
