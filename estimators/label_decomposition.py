@@ -45,7 +45,9 @@ class LabelDecomposition:
 
     ``joint_interval`` / ``joint_lower`` / ``joint_upper``: the joint's interval and bracket;
     ``relevancy_interval`` from the per-example member terms; ``diversity_interval`` paired
-    bootstrap; ``diversity_null``: D on permuted labels (empty unless requested).
+    bootstrap; ``diversity_null`` / ``joint_null``: D and the joint on permuted labels (empty
+    unless requested); ``diversity_pointwise``: per-example D terms (their mean is
+    ``diversity``; resampling them gives the paired bootstrap).
     """
 
     joint: float
@@ -71,11 +73,14 @@ class LabelDecomposition:
     n_samples: int
     n_variables: int
     joint_pointwise: np.ndarray = field(repr=False)
+    joint_null: tuple = ()
+    diversity_pointwise: np.ndarray | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
         """JSON-serialisable copy (tuples as lists, no per-example terms)."""
         return {k: (list(v) if isinstance(v, tuple) else v)
-                for k, v in self.__dict__.items() if k != "joint_pointwise"}
+                for k, v in self.__dict__.items()
+                if k not in ("joint_pointwise", "diversity_pointwise")}
 
     def table(self) -> str:
         """The terms with their intervals as an aligned text table."""
@@ -151,11 +156,12 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     relevancy = float(rel.debiased.sum())
     r_low, r_high = normal_interval(rel.pointwise.sum(axis=1), confidence)
     d_terms = joint.pointwise - rel.pointwise.sum(axis=1)
-    d_null = []
+    d_null, j_null = [], []
     for r, p in enumerate(perms[:null_permutations]):
         j0 = usable_information(u[p], labels, families=families, n_splits=n_splits, bias=bias,
                                 inner_splits=inner_splits, base=base, random_state=rng,
                                 bracket=False).estimate
+        j_null.append(float(j0))
         d_null.append(float(j0 - (rel.null_values[r] - rel.null_mean).sum()))
     return LabelDecomposition(
         joint=joint.estimate, relevancy=relevancy, diversity=joint.estimate - relevancy,
@@ -167,7 +173,8 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
         relevancies_raw=tuple(float(v) for v in rel.values),
         member_null_mean=rel.null_mean, h_y=joint.h_y, joint_folds=joint.folds,
         family_values=joint.family_values, member_choices=rel.choices, method="usable",
-        base=base, n_samples=n, n_variables=m, joint_pointwise=joint.pointwise)
+        base=base, n_samples=n, n_variables=m, joint_pointwise=joint.pointwise,
+        joint_null=tuple(j_null), diversity_pointwise=d_terms - shift)
 
 
 def information_decomposition(variables, labels, *, method=None, k=3, base=2, random_state=0,

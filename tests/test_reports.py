@@ -194,7 +194,9 @@ def test_decomposition_report_bounds_and_terms_equal_naive(run, decomposition_do
     assert g["error_lower_bound"] == pytest.approx(lower, abs=1e-12)
     assert g["error_upper_bound"] == pytest.approx(upper, abs=1e-12)
     assert g["error_lower_bound"] < g["error_upper_bound"]
-    assert f"[{lower:.3f}, {upper:.3f}]" in md
+    assert f"| gaussian | bound_lower | {lower:.3g} |" in md
+    assert f"| gaussian | bound_upper | {upper:.3g} |" in md
+    assert "not valid for a discrete label" in md   # a model-based number says so
     assert info["model_error"] == pytest.approx(1 - naive_accuracy(run, range(M)), abs=1e-12)
 
 

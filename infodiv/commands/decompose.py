@@ -18,10 +18,11 @@ def configure(parser) -> None:
                         help="run folder (infodiv run) or Contributions directory")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default RUN_DIR/decompositions)")
-    parser.add_argument("--info-method", nargs="*", default=["gaussian", "copula"],
-                        choices=(*info_method_names(), "none"), metavar="METHOD",
-                        help="estimators for the information decomposition ('none' or no "
-                             "value: skip it)")
+    parser.add_argument("--info-method", nargs="*", default=["usable"],
+                        choices=("usable", *info_method_names(), "none"), metavar="METHOD",
+                        help="estimators for the information decomposition: 'usable' (valid "
+                             "for a discrete label), 'gaussian' / 'copula' (model-based, "
+                             "labelled so); 'none' or no value: skip it")
     parser.add_argument("--inference", type=zero_or_at_least(20), default=100, metavar="B",
                         help="example-bootstrap and label-permutation replicates of the "
                              "information terms (0 skips them; else at least 20)")

@@ -14,8 +14,11 @@
 - junction curves (fixed-scale and logit-lens readouts, Figures 5/7) and the module shares
   (Figure 4);
 - the information decomposition I(U;Y) = relevancy + diversity (Theorem 4, Eq. 13) of the
-  member variables (:mod:`infodiv.information`) by the chosen estimators, next to the Eq. 12
-  error bounds and the measured error of the model.
+  whole member vectors by the valid usable-information estimator (bracket ≤ H(Y), relevancies
+  per member, D by the identity with its paired bootstrap and label null), Gaussian / copula
+  terms only when asked by name and labelled model-based
+  (:mod:`infodiv.inference.information_terms`), next to the Eq. 12 error bounds and the
+  measured error of the model.
 """
 
 from __future__ import annotations
@@ -27,14 +30,14 @@ import numpy as np
 
 from estimators import bias_diversity, bias_variance_covariance, paper_eq14
 
-from ..inference.variant_figures import figure3_lines, figures_in_every_variant
-from ..inference.wiring import (
+from ..inference.information_terms import (
+    VALID_METHOD,
     depth_inference,
     depth_lines,
     information_inference,
-    information_inference_lines,
+    information_lines,
 )
-from ..information import label_entropy, member_variables, set_terms
+from ..inference.variant_figures import figure3_lines, figures_in_every_variant
 from ..runs import ensemble_arrays, run_names
 from .markdown import fmt_pairs, md_table
 from .serialize import write_json
@@ -91,40 +94,29 @@ def ensemble_terms(contrib) -> dict:
                                              float(np.mean(bvc.eq11.dropped))}}
 
 
-def information_terms(contrib, methods=("gaussian", "copula"), random_state=0) -> dict:
-    """Theorem 4 / Eq. 13 terms of the member variables with the Eq. 12 error bounds.
-
-    ``methods`` are estimator names (``()`` computes only H(Y) and the model error); a method
-    that cannot be used on the run (too few examples per class, ...) gets ``{"error": ...}``.
-    """
-    x = member_variables(contrib.u)
-    out = {"H(Y)_bits": label_entropy(contrib.labels),
-           "model_error": float(1.0 - contrib.accuracy())}
-    for method in methods:
-        try:
-            terms = set_terms(x, contrib.labels, n_classes=contrib.n_options, method=method,
-                              random_state=random_state)
-        except ValueError as exc:
-            out[method] = {"error": str(exc)}
-            continue
-        terms.pop("h_y")
-        out[method] = terms
-    return out
-
-
-def _information_rows(info: dict) -> list:
-    rows = []
-    for method, d in info.items():
-        if not isinstance(d, dict):
-            continue
-        if "error" in d:
-            rows.append([method, f"failed: {d['error']}", "", "", "", "", "", ""])
-            continue
-        rows.append([method, f"{d['joint']:.4f}", f"{d['relevancy']:.4f}",
-                     f"{d['redundancy']:.4f}", f"{d['conditional_redundancy']:.4f}",
-                     f"{d['diversity']:.4f}", f"{d['residual']:.2e}",
-                     f"[{d['error_lower_bound']:.3f}, {d['error_upper_bound']:.3f}]"])
-    return rows
+def information_terms(contrib, methods=(VALID_METHOD,), random_state=0, *,
+                      inference: int = 0) -> tuple[dict, dict]:
+    """``(information, information_inference)`` of the run: the observed terms by method
+    (``{"H(Y)_bits", "model_error", method: terms}``; the usable terms are
+    :func:`infodiv.information.valid_terms`' record) and the inference document of
+    :func:`infodiv.inference.information_terms.information_inference` (``inference``
+    refitted resamples for the model-based methods, ``max(19, inference // 5)`` label
+    permutations, each rerunning the whole procedure; 0: no null)."""
+    n_null = max(19, inference // 5) if inference else 0
+    inf = information_inference(contrib, methods, n_resamples=max(20, inference),
+                                n_null=n_null, seed=random_state)
+    out = {"H(Y)_bits": inf["h_y"], "model_error": inf["model_error"]}
+    for method, entry in inf["methods"].items():
+        if "error" in entry:
+            out[method] = {"error": entry["error"]}
+        elif method == VALID_METHOD:
+            out[method] = entry.pop("terms")
+        else:
+            names = {"bound_lower": "error_lower_bound", "bound_upper": "error_upper_bound"}
+            out[method] = {"validity": entry["validity"],
+                           **{names.get(k, k): v["value"] for k, v in entry.items()
+                              if isinstance(v, dict)}}
+    return out, inf
 
 
 def decomposition_markdown(doc: dict) -> str:
@@ -151,21 +143,16 @@ def decomposition_markdown(doc: dict) -> str:
               f"Ensemble MSE {b['mse']:.5g}; over options: {fmt_pairs(b['options'])}; over "
               f"examples (Ueda–Nakano): {fmt_pairs(b['examples'])}; mean target term dropped "
               f"by Eq. 11 as printed: {b['eq11_dropped_term_mean']:.5g}.", ""]
-    info = doc["information"]
-    if info:
+    if doc["information"]:
         lines += ["## Information decomposition (Theorem 4, bits)", "",
-                  f"H(Y) = {info['H(Y)_bits']:.4f}; measured error {info['model_error']:.4f}.",
-                  "", *information_inference_lines(doc), "### Observed (plug-in)", ""]
-        lines += md_table(["method", "I(U;Y)", "relevancy", "redundancy", "cond. redundancy",
-                           "diversity", "residual", "error bounds (Eq. 12)"],
-                          _information_rows(info))
+                  *information_lines(doc)]
     lines += ["", *depth_lines(doc), *figure3_lines(doc)]
     lines += ["", "Figures: `junction_curves.png` (Figures 5/7, fixed-scale and logit-lens "
               "readouts), `module_shares.png` (Figure 4).", ""]
     return "\n".join(lines)
 
 
-def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussian", "copula"),
+def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_METHOD,),
                          progress: bool = False, inference: int = 100,
                          every_variant: bool = True) -> dict:
     """Compute every decomposition of one run and write ``decompositions.{json,md}`` + figures.
@@ -178,12 +165,16 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
     random_state : int, default 0
         Seed of the estimators' jitter and copula tie order.
     info_methods : tuple of str
-        Estimators for the information decomposition (``()`` skips it).
+        Estimators for the information decomposition (``()`` skips it): ``"usable"`` (the
+        default, valid) and, by name only, the model-based ``"gaussian"`` / ``"copula"``
+        (:mod:`infodiv.inference.information_terms`).
     inference : int, default 100
-        Example resamples and label permutations of the Gaussian/copula information terms
-        (:func:`infodiv.inference.wiring.information_inference`: null-corrected values, their
-        intervals, p-values and flags, printed first) and of the depth estimand (truncated
-        model vs member subsets, :func:`infodiv.inference.wiring.depth_inference`); 0 skips.
+        Example resamples of the model-based information terms and of the depth estimand
+        (truncated model vs member subsets,
+        :func:`infodiv.inference.information_terms.depth_inference`), label permutations of
+        the depth estimand; the information terms' label null takes ``max(19, inference // 5)``
+        permutations (each reruns the whole cross-fitted procedure); 0 skips the nulls and the
+        depth estimand.
     every_variant : bool, default True
         Figures 3/5/7 in every variant (logit, probability, Eq. 14; scale mean and sum),
         the Figure-3 p-values from ``max(20, inference)`` example resamples with the series
@@ -214,15 +205,13 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=("gaussia
                 "C": contrib.n_options, "accuracy": contrib.accuracy(),
                 "max_exactness_error": float(contrib.exactness_error().max())},
         "ensemble": ensemble_terms(contrib),
-        "information": information_terms(contrib, info_methods, random_state)
-        if info_methods else {},
+        "information": {},
         "junction_curves": {k: v.to_dict() for k, v in curves.items()},
         "module_shares": shares.to_records(),
     }
-    if info_methods and inference:
-        doc["information_inference"] = information_inference(
-            contrib, info_methods, n_resamples=inference, n_null=max(19, inference),
-            seed=random_state)
+    if info_methods:
+        doc["information"], doc["information_inference"] = information_terms(
+            contrib, tuple(info_methods), random_state, inference=inference)
     if inference and len(curves["fixed"].k) >= 3:  # the depth estimand, named apart
         doc["depth"] = depth_inference(contrib, n_resamples=inference, n_null=inference,
                                        seed=random_state)

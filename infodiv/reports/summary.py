@@ -105,51 +105,99 @@ def _ensemble_rows(dec: dict, n) -> list[dict]:
     return rows
 
 
+_INFO = "Information (Theorem 4, Eq. 12-13)"
+_MODEL_BASED = "model-based, not valid for a discrete label"
+
+
+def _within(value, pair) -> dict:
+    """``low``/``high`` of ``pair`` extended to contain ``value``: one interval that holds its
+    estimate."""
+    if value is None or pair is None or None in pair:
+        return {"low": None, "high": None}
+    return {"low": min(pair[0], value), "high": max(pair[1], value)}
+
+
+def _over_entropy(value, h_y) -> str:
+    return (" [FLAG information_exceeds_entropy]"
+            if isinstance(value, (int, float)) and h_y is not None and value > h_y else "")
+
+
+def _usable_rows(t: dict, n) -> list[dict]:
+    est = "usable information (cross-fitted, families by nested CV)"
+    rows = [_row(_INFO, "I(U;Y)", t["joint"], **_within(t["joint"], t.get("joint_interval")),
+                 units="bits", estimator=f"{est}; 95% interval over the held-out terms", n=n),
+            _row(_INFO, "I(U;Y) bracket", None, low=t.get("joint_lower"),
+                 high=t.get("joint_upper"), units="bits",
+                 estimator=f"lower: interval, Fano; upper: {t.get('joint_upper_kind')}", n=n),
+            _row(_INFO, "relevancy R", t["relevancy"],
+                 **_within(t["relevancy"], t.get("relevancy_interval")), units="bits",
+                 estimator="sum over members of I(U_m;Y) (whole member vectors), label-null "
+                           "debiased", n=n),
+            _row(_INFO, "diversity D = I(U;Y) − Σ I(U_m;Y)", t["diversity"],
+                 **_within(t["diversity"], t.get("diversity_interval")), units="bits",
+                 estimator="identity; paired bootstrap interval", n=n)]
+    rows.append(_row(_INFO, "P(error) bounds (Eq. 12)", None, low=t.get("error_lower_bound"),
+                     high=t.get("error_upper_bound"),
+                     estimator="Bayes error given U, at the ends of the bracket", n=n))
+    return rows
+
+
+def _model_based_rows(method: str, terms: dict, h_y, n) -> list[dict]:
+    rows = []
+    for key, label in (("joint", "I(U;Y)"), ("relevancy", "relevancy R"),
+                       ("redundancy", "redundancy TC(U)"),
+                       ("conditional_redundancy", "conditional redundancy TC(U|Y)"),
+                       ("diversity", "diversity D = TC(U|Y) − TC(U)")):
+        value = terms.get(key)
+        mark = _over_entropy(value, h_y) if key == "joint" else ""
+        rows.append(_row(_INFO, f"{label}, {method}{mark}", value, units="bits",
+                         estimator=f"{method} ({_MODEL_BASED})", n=n))
+    return rows
+
+
 def _information_rows(dec: dict, n) -> list[dict]:
     info = dec.get("information") or {}
+    h_y = info.get("H(Y)_bits")
     rows = []
-    if "H(Y)_bits" in info:
-        rows.append(_row("Information (Theorem 4, Eq. 12-13)", "H(Y)", info["H(Y)_bits"],
-                         units="bits", estimator="plug-in", n=n))
-        rows.append(_row("Information (Theorem 4, Eq. 12-13)", "measured error",
-                         info.get("model_error"), estimator="model's own logits", n=n))
+    if h_y is not None:
+        rows.append(_row(_INFO, "H(Y)", h_y, units="bits", estimator="plug-in", n=n))
+        rows.append(_row(_INFO, "measured error", info.get("model_error"),
+                         estimator="model's own logits", n=n))
     for method, terms in info.items():
         if not isinstance(terms, dict) or "joint" not in terms:
             continue
-        for key, label in (("joint", "I(U;Y)"), ("relevancy", "relevancy R"),
-                           ("redundancy", "redundancy TC(U)"),
-                           ("conditional_redundancy", "conditional redundancy TC(U|Y)"),
-                           ("diversity", "diversity D = TC(U|Y) − TC(U)"),
-                           ("residual", "I − (R + D), consistency residual")):
-            rows.append(_row("Information (Theorem 4, Eq. 12-13)", label, terms.get(key),
-                             units="bits", estimator=method, n=n))
-        rows.append(_row("Information (Theorem 4, Eq. 12-13)", "P(error) bounds (Eq. 12)",
-                         None, low=terms.get("error_lower_bound"),
-                         high=terms.get("error_upper_bound"), estimator=method, n=n))
+        rows += (_usable_rows(terms, n) if method == "usable"
+                 else _model_based_rows(method, terms, h_y, n))
     return rows
 
 
 def _information_inference_rows(dec: dict, n) -> list[dict]:
-    """Eq. 13 terms with example-bootstrap intervals, nulls and null-corrected values."""
+    """Label-permutation nulls of the usable terms; the model-based terms' example-bootstrap
+    intervals, nulls and null-corrected values (labelled model-based, flagged above H(Y))."""
     inf = dec.get("information_inference") or {}
+    h_y = inf.get("h_y")
     rows, sec = [], "Information: intervals and label-permutation nulls"
     for method, terms in (inf.get("methods") or {}).items():
         for term, t in (terms or {}).items():
             if not isinstance(t, dict) or "value" not in t:
                 continue
+            null = {"mean": t.get("null_mean"), "interval": t.get("null_interval"),
+                    "p": t.get("p"), "alternative": t.get("alternative"),
+                    "n_permutations": t.get("n_permutations")}
+            doc = {"null": null if null["mean"] is not None else None,
+                   **({"corrected": t["corrected"], "corrected_ci": t.get("corrected_ci")}
+                      if "corrected" in t else {})}
+            if method == "usable":
+                rows += _inferential_rows(sec, f"{term} (usable)", doc, "bits", n)
+                continue
+            mark = _over_entropy(max(t["value"], *(t.get("ci") or [t["value"]])), h_y) \
+                if term == "joint" else ""
             ci = t.get("ci") or [None, None]
-            rows.append(_row(sec, term, t["value"], low=ci[0], high=ci[1], units="bits",
-                             estimator=f"{method}, example bootstrap B = {t.get('n_bootstrap')}",
+            rows.append(_row(sec, f"{term}{mark}", t["value"], low=ci[0], high=ci[1],
+                             units="bits", estimator=f"{method} ({_MODEL_BASED}), example "
+                                                     f"bootstrap B = {t.get('n_bootstrap')}",
                              n=n))
-            null = t.get("null") or {"mean": t.get("null_mean"), "interval":
-                                     t.get("null_interval"), "p": t.get("p"),
-                                     "alternative": t.get("alternative"),
-                                     "n_permutations": (inf.get("settings") or {}).get("n_null")}
-            rows += _inferential_rows(sec, f"{term} ({method})",
-                                      {"null": null if null.get("mean") is not None else None,
-                                       **({"corrected": t["corrected"],
-                                           "corrected_ci": t.get("corrected_ci")}
-                                          if "corrected" in t else {})}, "bits", n)
+            rows += _inferential_rows(sec, f"{term} ({method}, {_MODEL_BASED})", doc, "bits", n)
     for flag in inf.get("flags") or []:
         text = flag.get("message") or flag.get("name") if isinstance(flag, dict) else flag
         rows.append(_row(sec, "flag", None, estimator=" ".join(str(text).split()), n=n))
@@ -302,7 +350,7 @@ def collect(root) -> dict:
 
 _SUMMARY = ("accuracy of the model's own option logits", "max |Σ u + bias − logits|",
             "cross_entropy, scale=sum: bias", "cross_entropy, scale=sum: diversity",
-            "I(U;Y)", "relevancy R", "diversity D = TC(U|Y) − TC(U)",
+            "I(U;Y)", "relevancy R", "diversity D = I(U;Y) − Σ I(U_m;Y)",
             "slope of the gain profile g(k) (< 0: diminishing)",
             "slope of g(k), null-corrected (observed − null mean)",
             "verdict: diminishing returns", "violations beyond the label null")
@@ -319,7 +367,7 @@ def print_summary(root, page=None, file=None) -> list[str]:
     for r in run["rows"]:
         if r["quantity"] not in _SUMMARY or (r["section"], r["quantity"]) in seen:
             continue
-        if r["quantity"] in ("I(U;Y)", "relevancy R", "diversity D = TC(U|Y) − TC(U)") and \
+        if r["quantity"] in ("I(U;Y)", "relevancy R", "diversity D = I(U;Y) − Σ I(U_m;Y)") and \
                 any(q == (r["section"], r["quantity"]) for q in seen):
             continue
         seen.add((r["section"], r["quantity"]))
