@@ -19,6 +19,12 @@ bottom's output on the visited training prompts is computed once and cached (exa
 2000 held-out rows into ``<out>/contributions/<model>``, runs the toolkit's analyses (the curve
 inference at ``--curves-inference`` resamples/permutations) and writes ``<out>/summary.json``,
 the across-depth summary with intervals over seeds and examples (``--resamples``) and Table 1.
+
+``infodiv zoo depth-report ROOT [ROOT ...]`` analyses every finished model of pointer-chasing
+depth roots (:mod:`infodiv.zoo.depth_report`): exact extraction on each root's held-out file,
+accuracy, usable information, the claims' verdicts through the inference engine with their
+power, per model cached in ``<root>/analysis/`` (a rerun reuses them and says so); then
+``--out`` (default ``docs/results/depth``) gets ``summary.json``, ``README.md`` and figures.
 """
 
 from __future__ import annotations
@@ -156,11 +162,46 @@ def _configure_report(p) -> None:
     p.add_argument("--quiet", action="store_true")
 
 
+def _configure_depth_report(p) -> None:
+    p.add_argument("roots", type=Path, nargs="+",
+                   help="depth roots written by 'infodiv zoo train --task hops' "
+                        "(e.g. runs/depth/k2 runs/depth/k1)")
+    p.add_argument("--out", type=Path, default=Path("docs/results/depth"),
+                   help="folder of summary.json, README.md and the figures")
+    p.add_argument("--n-bootstrap", type=int, default=100,
+                   help="B example resamples of the claims (everything refitted)")
+    p.add_argument("--n-permutations", type=int, default=99,
+                   help="K label permutations of the claims' null (>= 39)")
+    p.add_argument("--n-power", type=int, default=20,
+                   help="surrogates of each kind for power and shuffled-label rates (0 skips)")
+    p.add_argument("--n-orders", type=int, default=10, help="random member orders per replicate")
+    p.add_argument("--n-triples", type=int, default=30, help="nested chains of the DR claims")
+    p.add_argument("--report-resamples", type=int, default=20,
+                   help="B = K of the Theorem 8 report")
+    p.add_argument("--resamples", type=int, default=100,
+                   help="example resamples shared by the models of a root (intervals across "
+                        "models)")
+    p.add_argument("--objective", default="accuracy_calibrated",
+                   help="set function of the claims")
+    p.add_argument("--seed", type=int, default=0, help="random_state of every resampling")
+    p.add_argument("--depths", type=int, nargs="*", default=[8, 6, 4, 3, 2, 1],
+                   help="planned unshared depths (listed as not started until they exist)")
+    p.add_argument("--shared-depths", type=int, nargs="*", default=[4, 2],
+                   help="planned shared-twin depths")
+    p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2], help="planned seeds")
+    p.add_argument("--width", type=int, default=64, help="planned width")
+    p.add_argument("--contrast", type=Path, default=None,
+                   help="the AG News zoo's summary.json, summarised on the page")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
 def configure(parser) -> None:
     sub = parser.add_subparsers(dest="zoo_command", metavar="ZOO_COMMAND")
     _configure_train(sub.add_parser("train", help="train or resume the zoo"))
     _configure_finetune(sub.add_parser("finetune", help="fine-tune SmolLM2 on the zoo rows"))
     _configure_report(sub.add_parser("report", help="extract and analyse finished checkpoints"))
+    _configure_depth_report(sub.add_parser(
+        "depth-report", help="analyse the finished models of depth roots, write the page"))
 
 
 def _train(args) -> int:
@@ -247,8 +288,32 @@ def _report(args) -> int:
     return 0
 
 
+def _depth_report(args) -> int:
+    from infodiv.zoo.depth_analysis import DepthSettings
+    from infodiv.zoo.depth_report import report_depth
+
+    settings = DepthSettings(n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
+                             n_power=args.n_power, n_orders=args.n_orders,
+                             n_triples=args.n_triples, report_resamples=args.report_resamples,
+                             resamples=args.resamples, objective=args.objective,
+                             random_state=args.seed)
+    planned = {"depths": tuple(args.depths), "shared_depths": tuple(args.shared_depths),
+               "seeds": tuple(args.seeds), "width": args.width}
+    summary = report_depth(args.roots, args.out, settings, planned=planned,
+                           contrast=args.contrast, progress=not args.quiet,
+                           log=lambda m: print(m, flush=True))
+    for r in summary["records"]:
+        found = [k for k, v in r["verdicts"].items() if v["finding"]]
+        print(f"{r['model']} (K = {r['hops']}): accuracy {r['accuracy']:.4f}, I(U;Y) "
+              f"{r['usable_information']['estimate']:.3f} bits, findings: "
+              f"{', '.join(found) or 'none'}")
+    print(f"{args.out}: {len(summary['records'])} model(s) in summary.json and README.md")
+    return 0
+
+
 def run(args) -> int:
-    handlers = {"train": _train, "finetune": _finetune, "report": _report}
+    handlers = {"train": _train, "finetune": _finetune, "report": _report,
+                "depth-report": _depth_report}
     if args.zoo_command not in handlers:
         print("infodiv zoo: choose a subcommand: " + ", ".join(handlers), file=sys.stderr)
         return 2

@@ -1,0 +1,310 @@
+"""One trained model of the depth grid, analysed on its held-out file (DESIGN.md 2.7–2.9).
+
+For a finished model folder (``<root>/models/<name>/model``) and the root's held-out task
+(``heldout.jsonl`` + ``heldout.task.json``, read by the toolkit's task-file reader):
+
+1. exact extraction of the contributions (:func:`infodiv.zoo.report.extract_heldout`:
+   :func:`extraction.extract`, prompts truncated as in training) into
+   ``<dest>/contributions/<name>`` (resumable);
+2. held-out accuracy of the model's own option logits with its Wilson 95% interval, the
+   cross-entropy (nats), the squared-loss (logit space, member scale ``mean``, paper Eq. 8) and
+   cross-entropy (scale ``sum``, bits) bias and diversity (:func:`estimators.bias_diversity`),
+   and the truncated model after every block: the logit-lens accuracy at every junction and the
+   fixed-scale member-subset accuracy beside it (:func:`infodiv.junctions.junction_curves`);
+3. the valid information terms (:func:`infodiv.information.valid_terms`): usable information
+   I(U;Y) = H(Y) − cross-fitted cross-entropy of the best readout (bits) with its interval and
+   bracket, relevancy Σ_m I(U_m;Y), diversity I − relevancy, and the Eq. 12 bounds;
+4. the verdict records of the paper's claims through the engine
+   (:func:`infodiv.inference.engine.evaluate`, objective :attr:`DepthSettings.objective`): the
+   curve claims and the conditional-independence claims (:data:`CLAIM_NAMES`) with B example
+   resamples, K label permutations and the power / shuffled-label rates on
+   :attr:`DepthSettings.n_power` surrogates of each kind; Theorem 8's bounds (a report, never a
+   detection) in a second engine call without power (:data:`REPORT_CLAIMS`);
+5. replicates on the example resamples every model of the root shares
+   (:func:`infodiv.zoo.intervals.shared_indices`): accuracy, cross-entropy, both diversities and
+   the truncated-model curve recomputed on the resampled rows, and usable information as the
+   resample mean of the cross-fitted per-example terms ``log2 q(y|u) − log2 p(y)`` (the folds'
+   fits kept: the same spread as its own interval). Paired differences across models and
+   intervals over seeds and examples are formed from these (:mod:`infodiv.zoo.depth_across`).
+
+The result is one JSON per model, ``<dest>/<name>.json``, with the process CPU seconds of each
+stage; a rerun reuses it when the extraction (fingerprint), the settings and the resamples are
+the same (:func:`analyse_model`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
+           "point_figures", "resample_figures", "information", "claims_for", "verdicts",
+           "analyse_model", "cached_analysis"]
+
+#: bumped whenever what a per-model JSON holds changes (older files are recomputed)
+ANALYSIS_VERSION = 1
+#: claims tested on every model (infodiv.claims), in report order
+CLAIM_NAMES = ("diminishing_returns", "dr_mean_difference_positive", "violations",
+               "diversity_effect", "premise", "redundancy_cost", "gains_vs_control")
+#: report-only claims (no detection, no power): their own engine call
+REPORT_CLAIMS = ("theorem8",)
+
+
+@dataclass(frozen=True)
+class DepthSettings:
+    """Sizes of the per-model analysis.
+
+    Parameters
+    ----------
+    n_bootstrap : B example resamples of the engine (everything refitted), >= 20
+    n_permutations : K label permutations of the engine's null, >= 39 (p can fall below 0.05)
+    n_power : surrogates of each kind for the power and shuffled-label rates (0 skips)
+    n_mc : engine reruns on the unchanged rows (estimate, Monte-Carlo error), >= 2
+    n_orders : random member orders per replicate
+    n_triples : nested DR chains (A ⊂ B, x) of the chain claims
+    report_resamples : B = K of the Theorem 8 report through the engine (every replicate
+        refits usable information), >= 20; 0: its bounds from one fit on all rows (the
+        claim's own statistic, no resampling)
+    resamples : shared example resamples for the across-model intervals, >= 20
+    objective : set function of the claims (``infodiv.setfunctions.OBJECTIVES``)
+    random_state : seed of every resampling
+    """
+
+    n_bootstrap: int = 100
+    n_permutations: int = 99
+    n_power: int = 20
+    n_mc: int = 2
+    n_orders: int = 10
+    n_triples: int = 30
+    report_resamples: int = 20
+    resamples: int = 100
+    objective: str = "accuracy_calibrated"
+    random_state: int = 0
+
+    def __post_init__(self):
+        lows = {"n_bootstrap": 20, "n_permutations": 39, "n_power": 0, "n_mc": 2,
+                "n_orders": 2, "n_triples": 1, "report_resamples": 0, "resamples": 20,
+                "random_state": 0}
+        for name, low in lows.items():
+            v = getattr(self, name)
+            if name == "report_resamples" and v == 0:
+                continue
+            if name == "report_resamples":
+                low = 20
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+        from infodiv.setfunctions import OBJECTIVE_NAMES
+
+        if self.objective not in OBJECTIVE_NAMES:
+            raise ValueError(f"objective must be one of {list(OBJECTIVE_NAMES)}, got "
+                             f"{self.objective!r}")
+
+
+def model_info(record: dict, hops_task: dict) -> dict:
+    """The grid coordinates of a model from its ``zoo.json`` ``record`` and the root's task."""
+    keys = ("model", "depth", "repeats", "shared", "seed", "width", "params", "executions",
+            "n_members")
+    out = {"task": "hops", "hops": int(hops_task["hops"])}
+    out.update({k: record.get(k) for k in keys})
+    out["steps"] = record.get("step")
+    out["train_wall_s"] = record.get("wall_time_s")
+    out["train_heldout_accuracy"] = (record.get("heldout") or {}).get("accuracy")
+    return out
+
+
+def point_figures(run, *, curves: bool = True) -> dict:
+    """Accuracy, cross-entropy (nats), Eq. 8 squared-loss and cross-entropy bias/diversity and
+    (``curves``) the truncated-model and member-subset accuracy at every junction of ``run``."""
+    from estimators import bias_diversity
+
+    from ..junctions import junction_curves
+
+    u, y, b = run.u, run.labels, run.bias
+    z = np.asarray(run.logits, np.float64)
+    z = z - z.max(1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+    sq = bias_diversity(u, y, loss="squared", space="logit", scale="mean", bias=b)
+    ce = bias_diversity(u, y, loss="cross_entropy", scale="sum", bias=b)
+    out = {"accuracy": float((run.logits.argmax(1) == y).mean()),
+           "cross_entropy": float(-logp[np.arange(len(y)), y].mean()),
+           "sq_bias": float(sq.bias), "sq_diversity": float(sq.diversity),
+           "ce_bias": float(ce.bias), "ce_diversity": float(ce.diversity)}
+    if curves:
+        lens = junction_curves(run, readout="logit_lens", scale="sum", cross_entropy=False)
+        fixed = junction_curves(run, readout="fixed", scale="sum", cross_entropy=False)
+        out.update(k=[int(k) for k in lens.k], junction_names=list(lens.names),
+                   truncated_accuracy=[float(a) for a in lens.accuracy],
+                   subsets_accuracy=[float(a) for a in fixed.accuracy])
+    return out
+
+
+#: figures with one value per shared resample (curves: one per junction)
+RESAMPLED = ("accuracy", "cross_entropy", "sq_diversity", "ce_diversity", "usable_information",
+             "truncated_accuracy")
+
+
+def resample_figures(run, indices, pointwise) -> dict:
+    """``{figure: [B] or [B, J]}`` of :data:`RESAMPLED` on ``run.take(idx)`` for every resample
+    ``idx``; usable information = mean of ``pointwise`` (per-example bits) over ``idx``."""
+    rows = [point_figures(run.take(idx)) for idx in indices]
+    pw = np.asarray(pointwise, np.float64)
+    out = {name: [r[name] for r in rows] for name in RESAMPLED if name != "usable_information"}
+    out["usable_information"] = [float(pw[idx].mean()) for idx in indices]
+    return out
+
+
+def information(run, *, random_state: int = 0) -> tuple[dict, np.ndarray]:
+    """:func:`infodiv.information.valid_terms` of the whole member vectors (bits, the model's
+    constant logit offset given to the ``own`` readout) and the per-example terms of the same
+    usable-information fit (:func:`estimators.usable_information`, same folds)."""
+    from estimators import usable_information
+
+    from ..information import valid_terms
+
+    terms = valid_terms(run.u, run.labels, bias=run.bias, random_state=random_state)
+    ui = usable_information(run.u, run.labels, bias=run.bias, random_state=random_state)
+    keep = ("joint", "joint_interval", "joint_lower", "joint_upper", "joint_upper_kind", "h_y",
+            "relevancy", "relevancy_interval", "diversity", "diversity_interval",
+            "relevancies", "joint_folds", "family_values", "error_lower_bound",
+            "error_upper_bound", "n_samples")
+    doc = {k: terms.get(k) for k in keep}
+    doc["pointwise_mean"] = float(np.mean(ui.pointwise))
+    return doc, np.asarray(ui.pointwise, np.float64)
+
+
+def claims_for(run) -> tuple:
+    """The claims of :data:`CLAIM_NAMES`; below M = 4 members the planted-synergy matched case
+    (two synergistic pairs by default) plants the one pair that fits (M = 3: the depth-1 model)."""
+    import dataclasses
+
+    from ..claims import get_claims
+
+    out = []
+    for c in get_claims(CLAIM_NAMES):
+        if c.surrogate == "planted_synergy" and run.n_members < 4:
+            base = c.surrogate_kwargs
+            c = dataclasses.replace(c, surrogate_kwargs=lambda r, d, base=base: {
+                **(base(r, d) if base else {}), "n_pairs": r.n_members // 2})
+        out.append(c)
+    return tuple(out)
+
+
+def verdicts(run, settings: DepthSettings, *, progress: bool = False) -> tuple[dict, dict]:
+    """Verdict records (``VerdictRecord.to_dict``) of :func:`claims_for` and
+    :data:`REPORT_CLAIMS` on ``run`` and the engine's CPU seconds."""
+    from ..claims import get_claims
+    from ..inference.claim import Design
+    from ..inference.engine import evaluate
+
+    s = settings
+    design = Design(s.objective, n_orders=s.n_orders, n_triples=s.n_triples)
+    main = evaluate(run, claims_for(run), design, n_bootstrap=s.n_bootstrap,
+                    n_permutations=s.n_permutations, n_mc=s.n_mc, n_power=s.n_power,
+                    random_state=s.random_state, progress=progress)
+    out = {name: r.to_dict() for name, r in main["records"].items()}
+    cpu = {"claims": float(sum(main["cpu_s"].values())),
+           "claims_power": float(main["cpu_s"]["power"])}
+    t0 = time.process_time()
+    if s.report_resamples:
+        rep = evaluate(run, get_claims(REPORT_CLAIMS), design, n_bootstrap=s.report_resamples,
+                       n_permutations=s.report_resamples, n_mc=s.n_mc, n_power=0,
+                       random_state=s.random_state, progress=progress)
+        out.update({name: r.to_dict() for name, r in rep["records"].items()})
+    else:
+        out.update({name: _one_fit_report(run, name, s.random_state) for name in REPORT_CLAIMS})
+    cpu["report_claims"] = time.process_time() - t0
+    return out, cpu
+
+
+def _one_fit_report(run, name: str, random_state: int) -> dict:
+    """A report-only claim's record from its statistic on all rows (no resampling): the
+    claim's own ``statistic`` and ``decide`` on one replicate of the unchanged run."""
+    from ..claims import get_claims
+    from ..inference.claim import Design, Replicate
+
+    claim = get_claims([name])[0]
+    value = claim.statistic(Replicate(run, Design(), np.random.default_rng(random_state)))
+    detected, summary = claim.decide(value, None, None, 0.05)
+    return {"claim": name, "theorem": claim.theorem, "objective": None,
+            "estimate": summary["estimate"], "interval": None, "p": summary.get("p"),
+            "detected": bool(detected), "calibrated": True, "finding": False, "power": None,
+            "false_positive": None, "n_bootstrap": 0, "n_permutations": 0,
+            "sentence": claim.sentence, "extra": summary.get("extra", {}),
+            "text": "report only, from one fit on all rows (no resampling)"}
+
+
+def _digest(indices) -> str:
+    return hashlib.sha256(np.concatenate(indices).astype(np.int64).tobytes()).hexdigest()
+
+
+def cached_analysis(path, key: dict) -> dict | None:
+    """The analysis stored at ``path`` when it was written with ``key``, else None."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    return doc if doc.get("key") == key else None
+
+
+def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, indices, *,
+                  progress: bool = False, log=print) -> tuple[dict, bool]:
+    """The analysis of the finished model ``folder`` on the held-out task ``held`` (module
+    docstring), stored in ``dest/<name>.json``; returns ``(analysis, reused)``.
+
+    Reused without recomputation when the stored file has the same key: analysis version,
+    extraction fingerprint, ``settings`` and a digest of the shared resamples ``indices``.
+    """
+    from .report import extract_heldout
+
+    folder, dest = Path(folder), Path(dest)
+    record = json.loads((folder / "zoo.json").read_text())
+    name = record["model"]
+    c0 = time.process_time()
+    run = extract_heldout(folder, held, dest / "contributions" / name, progress=progress)
+    c_extract = time.process_time() - c0
+    if run.n_members != record["n_members"]:
+        raise ValueError(f"{name}: extraction gave M = {run.n_members} members, its zoo.json "
+                         f"says {record['n_members']}")
+    key = {"version": ANALYSIS_VERSION, "fingerprint": run.meta.get("fingerprint"),
+           "settings": asdict(settings), "indices": _digest(indices)}
+    path = dest / f"{name}.json"
+    old = cached_analysis(path, key)
+    if old is not None:
+        return old, True
+    from infodiv.inference.power import wilson_interval
+
+    doc = {"key": key, "model": model_info(record, hops_task), "n_examples": run.n_examples,
+           "max_exactness_error": float(run.meta.get("max_exactness_error", np.nan))}
+    cpu = {"extraction": c_extract}
+    t = time.process_time()
+    doc["figures"] = point_figures(run)
+    correct = int((run.logits.argmax(1) == run.labels).sum())
+    doc["figures"]["accuracy_wilson95"] = [float(v) for v in
+                                           wilson_interval(correct, run.n_examples)]
+    doc["information"], pointwise = information(run, random_state=settings.random_state)
+    cpu["figures_information"] = time.process_time() - t
+    log(f"  {name}: accuracy {doc['figures']['accuracy']:.4f}, I(U;Y) "
+        f"{doc['information']['joint']:.3f} bits; claims (B = {settings.n_bootstrap}, "
+        f"K = {settings.n_permutations}, power {settings.n_power})")
+    doc["verdicts"], engine_cpu = verdicts(run, settings, progress=progress)
+    cpu.update(engine_cpu)
+    t = time.process_time()
+    doc["resamples"] = resample_figures(run, indices, pointwise)
+    cpu["resamples"] = time.process_time() - t
+    cpu["total"] = time.process_time() - c0
+    doc["cpu_s"] = cpu
+    from infodiv.reports.serialize import jsonable
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(jsonable(doc), indent=1))
+    os.replace(tmp, path)
+    return json.loads(path.read_text()), False

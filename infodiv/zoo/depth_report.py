@@ -1,0 +1,200 @@
+"""``infodiv zoo depth-report``: analyse every finished model of one or more depth roots and
+write the grid's summary and page (DESIGN.md 2.9).
+
+A depth root is a folder written by ``infodiv zoo train --task hops`` (:mod:`infodiv.zoo.depth`:
+``depth.json``, ``heldout.jsonl`` + ``heldout.task.json``, ``models/<name>/``). For every root:
+
+- the inventory (:func:`inventory`): every model of the planned grid (``planned``: depths,
+  shared depths, seeds, width) and any other model folder, each ``finished`` (``model/zoo.json``),
+  ``training`` (a ``state.pt`` checkpoint: its step) or ``not started``;
+- every finished model analysed on the root's held-out file
+  (:func:`infodiv.zoo.depth_analysis.analyse_model`) into ``<root>/analysis/`` (contributions and
+  one JSON per model; a model already analysed with the same settings is reused, and the run
+  says how many were);
+
+then, across all roots, :func:`infodiv.zoo.depth_across.summarise` and the page
+(:mod:`infodiv.zoo.depth_page`): ``<out>/summary.json``, ``<out>/README.md`` and its figures.
+Nothing is written into a root except ``<root>/analysis/``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from .depth import HELDOUT_FILE, SETTINGS
+from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model
+
+__all__ = ["PLANNED", "check_roots", "planned_names", "inventory", "analyse_root",
+           "contrast_rows", "report_depth"]
+
+#: the grid of scripts/depth_experiment.sh: unshared depths, shared-twin depths, seeds, width
+PLANNED = {"depths": (8, 6, 4, 3, 2, 1), "shared_depths": (4, 2), "seeds": (0, 1, 2),
+           "width": 64}
+ANALYSIS_DIR = "analysis"
+
+
+def check_roots(roots) -> list[Path]:
+    """The roots as paths; ValueError (one line) for a missing folder, a folder that is no
+    depth root (no ``depth.json``) or one without a held-out file; FileNotFoundError when no
+    root holds a finished model."""
+    if not roots:
+        raise ValueError("give at least one depth root (e.g. runs/depth/k2)")
+    out = []
+    for root in map(Path, roots):
+        if not root.is_dir():
+            raise ValueError(f"{root}: no such folder (a depth root written by infodiv zoo "
+                             "train --task hops)")
+        for need in (SETTINGS, HELDOUT_FILE, "heldout.task.json"):
+            if not (root / need).is_file():
+                raise ValueError(f"{root} is not a depth root: it has no {need}")
+        out.append(root)
+    if not any(_finished(r) for r in out):
+        raise FileNotFoundError(f"no finished model under {', '.join(map(str, out))} "
+                                "(models/*/model/zoo.json)")
+    return out
+
+
+def _finished(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.glob("models/*/model/zoo.json"))
+
+
+def planned_names(depths, shared_depths, seeds, width) -> list[str]:
+    """Model names of the planned grid, in training order (per seed: the unshared depths,
+    then the shared twins)."""
+    from .configs import ModelSpec
+
+    return [ModelSpec(d, repeats=r, seed=s, width=width).name
+            for s in seeds for ds, r in ((depths, 1), (shared_depths, 2)) for d in ds]
+
+
+def _step(state_path: Path) -> int | None:
+    import torch
+
+    try:
+        return int(torch.load(state_path, weights_only=False, map_location="cpu")["step"])
+    except Exception:   # a checkpoint being replaced right now: its step is unknown
+        return None
+
+
+def inventory(root, planned=PLANNED) -> list[dict]:
+    """``{"model", "status", "step", "steps"}`` for every planned model of ``root`` and every
+    other model folder in it (module docstring)."""
+    root = Path(root)
+    steps = json.loads((root / SETTINGS).read_text())["train"]["steps"]
+    names = planned_names(**planned)
+    names += sorted(p.name for p in root.glob("models/*") if p.name not in names)
+    rows = []
+    for name in names:
+        folder = root / "models" / name
+        if (folder / "model" / "zoo.json").is_file():
+            rec = json.loads((folder / "model" / "zoo.json").read_text())
+            rows.append({"model": name, "status": "finished", "step": rec.get("step"),
+                         "steps": steps})
+        elif (folder / "state.pt").is_file():
+            rows.append({"model": name, "status": "training",
+                         "step": _step(folder / "state.pt"), "steps": steps})
+        else:
+            rows.append({"model": name, "status": "not started", "step": 0, "steps": steps})
+    return rows
+
+
+def _stored_settings_match(path: Path, settings: DepthSettings) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        key = json.loads(path.read_text()).get("key") or {}
+    except json.JSONDecodeError:
+        return False
+    return key.get("version") == ANALYSIS_VERSION and key.get("settings") == asdict(settings)
+
+
+def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=print) -> list:
+    """Every finished model of ``root`` analysed (or reused); returns the analyses."""
+    from .hops import read_task_file
+    from .intervals import shared_indices
+
+    hops_task = json.loads((root / SETTINGS).read_text())["hops_task"]
+    held = read_task_file(root / HELDOUT_FILE, name=f"hops{hops_task['hops']}")
+    indices = shared_indices(held.labels, settings.resamples,
+                             random_state=settings.random_state)
+    folders = _finished(root)
+    dest = root / ANALYSIS_DIR
+    done = sum(_stored_settings_match(dest / f"{f.parent.name}.json", settings)
+               for f in folders)
+    if done:
+        log(f"{root}: resuming ({done} of {len(folders)} finished model(s) already analysed "
+            "with these settings)")
+    else:
+        log(f"{root}: analysing {len(folders)} finished model(s)")
+    out = []
+    for i, folder in enumerate(folders):
+        t0 = time.process_time()
+        doc, reused = analyse_model(folder, held, dest, settings, hops_task, indices,
+                                    progress=progress, log=log)
+        word = ("already analysed, reused" if reused
+                else f"analysed in {time.process_time() - t0:.0f} CPU s")
+        log(f"[{i + 1}/{len(folders)}] {doc['model']['model']}: {word}")
+        out.append(doc)
+    return out
+
+
+def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=PLANNED,
+                 contrast=None, progress: bool = False, log=print) -> dict:
+    """Analyse every finished model of ``roots`` and write ``out/summary.json``, the figures and
+    ``out/README.md`` (module docstring); returns the summary. ``contrast``: the AG News zoo's
+    ``summary.json`` (its unshared models' seed-mean accuracy per depth goes on the page)."""
+    from infodiv.reports.serialize import write_json
+
+    from .depth_across import summarise
+    from .depth_page import write_page
+
+    settings = settings or DepthSettings()
+    roots = check_roots(roots)
+    contrast = None if contrast is None else contrast_rows(contrast)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    analyses, status, setup = [], {}, {}
+    for root in roots:
+        analyses += analyse_root(root, settings, progress=progress, log=log)
+        doc = json.loads((root / SETTINGS).read_text())
+        hops = str(doc["hops_task"]["hops"])
+        status[hops] = inventory(root, planned)
+        setup[hops] = {"root": str(root), **doc}
+    summary = summarise(analyses)
+    summary.update(settings=asdict(settings), planned={k: list(v) if isinstance(v, tuple)
+                                                       else v for k, v in planned.items()},
+                   status=status, setup=setup, model_config=_architecture(roots),
+                   contrast=contrast)
+    write_json(out / "summary.json", summary)
+    write_page(summary, out)
+    return summary
+
+
+def contrast_rows(path) -> list[dict]:
+    """Seed-mean held-out accuracy per depth of the unshared models of a zoo ``summary.json``
+    (a task one block solves: the contrast of the depth grid)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"--contrast {path}: no such file (a zoo summary.json)")
+    rows = {}
+    for r in json.loads(path.read_text()):
+        if r.get("width") is not None and not r.get("shared"):
+            rows.setdefault(int(r["depth"]), []).append(float(r["accuracy"]))
+    return [{"depth": d, "n": len(a), "accuracy": sum(a) / len(a)}
+            for d, a in sorted(rows.items())]
+
+
+def _architecture(roots) -> dict:
+    """Width, heads, MLP width, context and initialiser of the first finished model."""
+    rec = json.loads((_finished(next(r for r in roots if _finished(r)))[0] / "zoo.json")
+                     .read_text())
+    from .configs import ModelSpec
+
+    out = {k: rec.get(k) for k in ("width", "heads", "mlp", "max_len", "init_std")}
+    if out["init_std"] is None:     # left out of the record at the default
+        out["init_std"] = ModelSpec(1).init_std
+    return out

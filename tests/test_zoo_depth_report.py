@@ -1,0 +1,190 @@
+"""``infodiv zoo depth-report``: a tiny pointer-chasing grid trained here (width 16, depths 1-2
+and a shared twin, 10 steps), analysed end to end at tiny sizes.
+
+The numbers the summary prints are recomputed here from the stored contributions (accuracy,
+the truncated model's logit-lens accuracy, the Table 1 differences); a rerun must reuse every
+analysed model and say so; a model that is still training must be listed as training; bad input
+gives one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests._cli_checks import one_line_error
+
+SIZES = ["--n-bootstrap", "20", "--n-permutations", "39", "--n-power", "2", "--n-orders", "2",
+         "--n-triples", "3", "--report-resamples", "0", "--resamples", "20",
+         "--depths", "3", "2", "1", "--shared-depths", "1", "--seeds", "0", "--width", "16",
+         "--quiet"]
+NAMES = ("llama-d16-L1-s0", "llama-d16-L2-s0", "llama-d16-L1-share2-s0")
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    torch = pytest.importorskip("torch")
+    from infodiv.zoo.configs import ModelSpec
+    from infodiv.zoo.depth import train_depth
+    from infodiv.zoo.hops import HopsTask, prompt_len
+    from infodiv.zoo.train import TrainConfig
+
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("depth") / "k2"
+    task = HopsTask(hops=2, symbols=16, n_heldout=60)      # 15 per class: the folds' minimum
+    specs = [ModelSpec(d, repeats=r, width=16, heads=2, mlp=32,
+                       max_len=prompt_len(2, task.queries)) for d, r in ((1, 1), (2, 1), (1, 2))]
+    cfg = TrainConfig(steps=10, batch_size=8, lr=3e-3, warmup=1, checkpoint_every=10)
+    train_depth(root, specs, cfg, task, progress=False, log=lambda m: None)
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(grid):
+    from infodiv.cli import main
+
+    out = grid.parent / "docs"
+    assert main(["zoo", "depth-report", str(grid), "--out", str(out), *SIZES]) == 0
+    return out, json.loads((out / "summary.json").read_text())
+
+
+def test_summary_records_carry_the_grid_and_the_verdicts(grid, report):
+    from extraction import Contributions
+    from infodiv.zoo.depth_analysis import CLAIM_NAMES, REPORT_CLAIMS
+
+    out, summary = report
+    recs = {r["model"]: r for r in summary["records"]}
+    assert set(recs) == set(NAMES)
+    for name, r in recs.items():
+        run = Contributions.load(grid / "analysis" / "contributions" / name)
+        acc = float(np.mean(run.logits.argmax(1) == run.labels))
+        assert r["accuracy"] == pytest.approx(acc, abs=1e-12)
+        assert r["task"] == "hops" and r["hops"] == 2 and r["seed"] == 0
+        assert r["n_members"] == run.n_members == 2 * r["executions"] + 1
+        assert r["shared"] == ("share2" in name) and r["params"] > 0
+        lo, hi = r["accuracy_interval"]
+        assert lo <= r["accuracy"] <= hi
+        ui = r["usable_information"]
+        assert ui["interval"][0] <= ui["estimate"] <= ui["interval"][1] <= ui["h_y"] + 1e-9
+        assert set(r["verdicts"]) == set(CLAIM_NAMES) | set(REPORT_CLAIMS)
+        for claim in CLAIM_NAMES:
+            v = r["verdicts"][claim]
+            assert v["power"]["n"] == 2 and v["false_positive"]["n"] == 2, claim
+            assert v["finding"] == (v["detected"] and v["calibrated"]), claim
+            assert {"estimate", "interval", "p"} <= set(v), claim
+        t8 = r["verdicts"]["theorem8"]
+        assert not t8["finding"] and t8["report"]["error_upper_bound"] >= 0
+    assert summary["settings"]["n_bootstrap"] == 20 and summary["settings"]["n_power"] == 2
+
+
+def test_table1_and_truncated_model_recomputed(grid, report):
+    from extraction import Contributions
+
+    _, summary = report
+    recs = {r["model"]: r for r in summary["records"]}
+    rows = {r["compare"]: r for r in summary["by_hops"]["2"]["table1"]["rows"]}
+    assert set(rows) == {"equal parameters", "equal executions"}
+    shared = recs["llama-d16-L1-share2-s0"]["accuracy"]
+    assert rows["equal parameters"]["accuracy"]["mean"] == pytest.approx(
+        shared - recs["llama-d16-L1-s0"]["accuracy"])
+    assert rows["equal executions"]["accuracy"]["mean"] == pytest.approx(
+        shared - recs["llama-d16-L2-s0"]["accuracy"])
+    (tv,) = summary["by_hops"]["2"]["truncated_vs_depth"]     # L2 after block 1 vs L1
+    assert tv["model"] == "llama-d16-L2-s0" and tv["after_block"] == 1
+    run = Contributions.load(grid / "analysis" / "contributions" / "llama-d16-L2-s0")
+    k = 3                                       # embedding + attention + MLP of block 1
+    lens = (run.scale[:, -1] / run.scale[:, k - 1])[:, None] * run.u[:, :k].sum(1) + run.bias
+    assert tv["truncated_accuracy"] == pytest.approx(np.mean(lens.argmax(1) == run.labels))
+    assert tv["depth_model_accuracy"] == recs["llama-d16-L1-s0"]["accuracy"]
+
+
+def test_page_lists_status_and_has_no_history(report):
+    from tests.test_docs_history import history_words
+
+    out, summary = report
+    text = (out / "README.md").read_text()
+    assert history_words(text) == []
+    status = {r["model"]: r["status"] for r in summary["status"]["2"]}
+    assert status["llama-d16-L3-s0"] == "not started"
+    assert all(status[n] == "finished" for n in NAMES)
+    assert "| llama-d16-L3-s0 | not started | 0 / 10 |" in text
+    assert "3 finished, 0 training, 1 not started" in text
+    assert (out / "depth.png").stat().st_size > 0 and (out / "truncated.png").is_file()
+
+
+def test_rerun_reuses_finished_analyses_and_lists_training(grid, report, capsys):
+    import torch
+
+    from infodiv.cli import main
+
+    out, _ = report
+    stored = {n: (grid / "analysis" / f"{n}.json").stat().st_mtime_ns for n in NAMES}
+    part = grid / "models" / "llama-d16-L3-s0"
+    part.mkdir()
+    torch.save({"step": 4}, part / "state.pt")        # a model in training: no model/ yet
+    try:
+        capsys.readouterr()
+        assert main(["zoo", "depth-report", str(grid), "--out", str(out), *SIZES]) == 0
+        said = capsys.readouterr().out
+    finally:
+        (part / "state.pt").unlink()
+        part.rmdir()
+    assert "resuming (3 of 3 finished model(s) already analysed" in said
+    assert said.count("already analysed, reused") == 3
+    assert {n: (grid / "analysis" / f"{n}.json").stat().st_mtime_ns for n in NAMES} == stored
+    summary = json.loads((out / "summary.json").read_text())
+    row = next(r for r in summary["status"]["2"] if r["model"] == "llama-d16-L3-s0")
+    assert row["status"] == "training" and row["step"] == 4
+    assert "| llama-d16-L3-s0 | training | 4 / 10 |" in (out / "README.md").read_text()
+
+
+def test_bad_input_one_line(tmp_path, capsys, grid):
+    from infodiv.zoo.depth import prepare_depth_root
+    from infodiv.zoo.hops import HopsTask
+    from infodiv.zoo.train import TrainConfig
+
+    cmd = ["zoo", "depth-report"]
+    one_line_error(capsys, [*cmd, str(tmp_path / "nope"), *SIZES], "no such folder")
+    (tmp_path / "plain").mkdir()
+    one_line_error(capsys, [*cmd, str(tmp_path / "plain"), *SIZES], "not a depth root")
+    empty = tmp_path / "empty"
+    prepare_depth_root(empty, HopsTask(hops=2, symbols=16, n_heldout=60),
+                       TrainConfig(steps=2, batch_size=4, warmup=1))
+    one_line_error(capsys, [*cmd, str(empty), "--out", str(tmp_path / "o"), *SIZES],
+                   "no finished model")
+    assert not (tmp_path / "o").exists()
+    bad = [*SIZES[:2], "--n-permutations", "10", *SIZES[4:]]
+    one_line_error(capsys, [*cmd, str(grid), "--out", str(tmp_path / "o"), *bad],
+                   "n_permutations must be an integer >= 39")
+    (tmp_path / "file").write_text("x")
+    one_line_error(capsys, [*cmd, str(grid), "--out", str(tmp_path / "file"), *SIZES],
+                   "is a file")
+
+
+def test_growth_laws_across_depth_with_replicates():
+    from infodiv.zoo.depth_across import growth
+
+    rng = np.random.default_rng(0)
+    depths, seeds, b = (1, 2, 3, 4, 6, 8), (0, 1, 2), 40
+    records, points, reps = [], {}, {}
+    for s in seeds:
+        for d in depths:
+            name = f"L{d}-s{s}"
+            acc = 0.95 - 0.7 * d ** -1.5 + 0.005 * s            # saturating power law
+            records.append({"model": name, "depth": d, "shared": False, "seed": s,
+                            "n_members": 2 * d + 1, "params": 1000 * d})
+            points[name] = {"accuracy": acc, "usable_information": 2 * acc}
+            noise = rng.normal(0, 0.003, b)
+            reps[name] = {"accuracy": acc + noise, "usable_information": 2 * (acc + noise)}
+    rows = growth(records, points, reps)
+    assert {(r["figure"], r["x"]) for r in rows} == {
+        (f, x) for f in ("accuracy", "usable_information")
+        for x in ("depth", "n_members", "params")}
+    acc = next(r for r in rows if r["figure"] == "accuracy" and r["x"] == "depth")
+    assert acc["seed_mean"]["best_aicc"] == "power"
+    assert acc["replicates"]["aicc_winner_share"]["power"] > 0.9
+    lo, hi = acc["replicates"]["power_asymptote_ci95"]
+    assert lo <= 0.955 <= hi and hi - lo < 0.05
+    assert growth(records[:4], points, reps) == []        # fewer than 5 depths: no fit
