@@ -111,6 +111,9 @@ def test_page_lists_status_and_has_no_history(report):
     assert all(status[n] == "finished" for n in NAMES)
     assert "| llama-d16-L3-s0 | not started | 0 / 10 |" in text
     assert "3 finished, 0 training, 1 not started" in text
+    lens = dict(zip(*(summary["records"][1]["truncated"][k] for k in ("k", "accuracy"))))
+    assert summary["records"][1]["model"] == "llama-d16-L2-s0"
+    assert (f"| llama-d16-L2-s0 | {lens[1]:.3f} | {lens[3]:.3f} | {lens[5]:.3f} |" in text)
     assert (out / "depth.png").stat().st_size > 0 and (out / "truncated.png").is_file()
 
 

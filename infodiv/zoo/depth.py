@@ -8,6 +8,8 @@ Layout of ``root`` (e.g. ``runs/depth/k4``, git-ignored)::
     heldout.jsonl         the held-out examples as a task file (+ heldout.task.json: template,
                           options, label field), readable by ``infodiv extract --task-file``
     models/<name>/        state.pt while training, model/ when finished (as the AG News zoo)
+    analysis/             written by ``infodiv zoo depth-report`` (:mod:`infodiv.zoo.depth_report`):
+                          contributions and one analysis JSON per finished model
 
 Every model trains on its own seeded stream (:class:`infodiv.zoo.hops.HopsStream`) with the
 held-out keys excluded, and is scored on the held-out file at the end.

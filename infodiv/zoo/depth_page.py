@@ -146,8 +146,8 @@ def _setup_lines(summary) -> list[str]:
             f"(a share {t['next_frac']} of the earlier ones one-hop lookups); "
             f"{t['n_heldout']} held-out examples (seed {t['heldout_seed']}) never drawn in "
             f"training, balanced over the 4 options (chance 0.25). Training: {tr['steps']} "
-            f"steps of {tr['batch_size']} sequences, AdamW lr {tr['lr']} (warm-up "
-            f"{tr['warmup']}, decay to {tr['final_lr_frac']}), weight decay "
+            f"steps of {tr['batch_size']} sequences, AdamW lr {tr['lr']} (linear warm-up over "
+            f"{tr['warmup']} steps, cosine decay to {tr['final_lr_frac']} of it), weight decay "
             f"{tr['weight_decay']}, answer tokens only.")
     lines += [
         f"- Models: Llama blocks of width {mc['width']}, {mc['heads']} heads, SwiGLU MLP "
@@ -224,7 +224,8 @@ def _cell(c, spec=".3f") -> str:
 
 def _across_lines(summary, hops) -> list[str]:
     d = summary["by_hops"][hops]
-    lines = ["Seed means with seed-and-example 95% intervals:", ""]
+    lines = ["Seed means with seed-and-example 95% intervals (with one seed: the example "
+             "interval):", ""]
     lines += md_table(["depth", "shared", "seeds", "M", "accuracy", "I(U;Y) bits",
                        "sq. diversity", "CE diversity bits"],
                       [[r["depth"], "yes" if r["shared"] else "no", len(r["seeds"]),
@@ -247,6 +248,7 @@ def _across_lines(summary, hops) -> list[str]:
         lines.append("No shared twin is finished together with an unshared partner of the "
                      "same seed yet.")
     lines.append("")
+    lines += _truncated_lines(summary, hops)
     tv = d["truncated_vs_depth"]
     lines.append("The truncated model after b blocks (logit lens) against the trained depth-b "
                  "model of the same seed:")
@@ -263,6 +265,23 @@ def _across_lines(summary, hops) -> list[str]:
                      "same seed; not both finished yet.")
     lines.append("")
     return lines
+
+
+def _truncated_lines(summary, hops) -> list[str]:
+    """Held-out accuracy of every unshared model truncated after each block b (logit lens at
+    junction 1 + 2b; b = 0: the embedding alone)."""
+    rows = [r for r in summary["records"] if str(r["hops"]) == hops and not r["shared"]]
+    if not rows:
+        return []
+    top = max(r["depth"] for r in rows)
+    table = []
+    for r in sorted(rows, key=lambda r: (-r["depth"], r["seed"])):
+        acc = dict(zip(r["truncated"]["k"], r["truncated"]["accuracy"]))
+        table.append([r["model"]] + [fmt(acc[1 + 2 * b], ".3f") if (1 + 2 * b) in acc else ""
+                                     for b in range(top + 1)])
+    return ["Each unshared model truncated after b blocks (logit lens; b = 0: the embedding "
+            "alone):", "", *md_table(["model", *(f"b = {b}" for b in range(top + 1))], table),
+            ""]
 
 
 def _holds(cell) -> str:
