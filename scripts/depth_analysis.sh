@@ -46,4 +46,4 @@ extra=()
 nice -n 5 infodiv zoo depth-report "${roots[@]}" --out "$DOCS" \
   --n-bootstrap "$B" --n-permutations "$K" --n-power "$POWER" --report-resamples "$REPORT" \
   --resamples "$RESAMPLES" --depths 8 6 4 3 2 1 --shared-depths 4 2 --seeds 0 1 2 --width 64 \
-  --quiet "${extra[@]}"
+  --planned-hops $HOPS_ORDER --quiet "${extra[@]}"

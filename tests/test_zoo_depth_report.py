@@ -19,7 +19,7 @@ from tests._cli_checks import one_line_error
 SIZES = ["--n-bootstrap", "20", "--n-permutations", "39", "--n-power", "2", "--n-orders", "2",
          "--n-triples", "3", "--report-resamples", "0", "--resamples", "20",
          "--depths", "3", "2", "1", "--shared-depths", "1", "--seeds", "0", "--width", "16",
-         "--quiet"]
+         "--planned-hops", "2", "1", "--quiet"]
 NAMES = ("llama-d16-L1-s0", "llama-d16-L2-s0", "llama-d16-L1-share2-s0")
 
 
@@ -111,6 +111,7 @@ def test_page_lists_status_and_has_no_history(report):
     assert all(status[n] == "finished" for n in NAMES)
     assert "| llama-d16-L3-s0 | not started | 0 / 10 |" in text
     assert "3 finished, 0 training, 1 not started" in text
+    assert "**K = 1**: no root yet; its 4 planned models are not started." in text
     lens = dict(zip(*(summary["records"][1]["truncated"][k] for k in ("k", "accuracy"))))
     assert summary["records"][1]["model"] == "llama-d16-L2-s0"
     assert (f"| llama-d16-L2-s0 | {lens[1]:.3f} | {lens[3]:.3f} | {lens[5]:.3f} |" in text)

@@ -190,6 +190,9 @@ def _configure_depth_report(p) -> None:
                    help="planned shared-twin depths")
     p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2], help="planned seeds")
     p.add_argument("--width", type=int, default=64, help="planned width")
+    p.add_argument("--planned-hops", type=int, nargs="*", default=[],
+                   help="difficulties K of the experiment; those without a root here are "
+                        "listed as not started")
     p.add_argument("--contrast", type=Path, default=None,
                    help="the AG News zoo's summary.json, summarised on the page")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -300,8 +303,8 @@ def _depth_report(args) -> int:
     planned = {"depths": tuple(args.depths), "shared_depths": tuple(args.shared_depths),
                "seeds": tuple(args.seeds), "width": args.width}
     summary = report_depth(args.roots, args.out, settings, planned=planned,
-                           contrast=args.contrast, progress=not args.quiet,
-                           log=lambda m: print(m, flush=True))
+                           planned_hops=args.planned_hops, contrast=args.contrast,
+                           progress=not args.quiet, log=lambda m: print(m, flush=True))
     for r in summary["records"]:
         found = [k for k, v in r["verdicts"].items() if v["finding"]]
         print(f"{r['model']} (K = {r['hops']}): accuracy {r['accuracy']:.4f}, I(U;Y) "

@@ -16,6 +16,8 @@ import numpy as np
 
 from infodiv.reports.markdown import fmt, md_table
 
+from .depth_report import planned_names
+
 __all__ = ["write_page", "page_markdown", "plot_depth", "plot_truncated", "reading"]
 
 CLAIM_ORDER = ("diminishing_returns", "dr_mean_difference_positive", "violations",
@@ -129,6 +131,10 @@ def _status_lines(summary) -> list[str]:
                             "?" if r["step"] is None else f"{r['step']} / {r['steps']}"]
                            for r in rows])
         lines.append("")
+    n_planned = len(planned_names(**summary["planned"]))
+    for hops in summary.get("pending_hops", []):
+        lines += [f"**K = {hops}**: no root yet; its {n_planned} planned models are not "
+                  "started.", ""]
     return lines
 
 

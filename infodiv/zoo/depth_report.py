@@ -142,10 +142,12 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
 
 
 def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=PLANNED,
-                 contrast=None, progress: bool = False, log=print) -> dict:
+                 planned_hops=(), contrast=None, progress: bool = False, log=print) -> dict:
     """Analyse every finished model of ``roots`` and write ``out/summary.json``, the figures and
     ``out/README.md`` (module docstring); returns the summary. ``contrast``: the AG News zoo's
-    ``summary.json`` (its unshared models' seed-mean accuracy per depth goes on the page)."""
+    ``summary.json`` (its unshared models' seed-mean accuracy per depth goes on the page).
+    ``planned_hops``: difficulties of the experiment; those without a root among ``roots`` are
+    listed on the page with all their planned models not started."""
     from infodiv.reports.serialize import write_json
 
     from .depth_across import summarise
@@ -168,6 +170,8 @@ def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=P
     summary.update(settings=asdict(settings), planned={k: list(v) if isinstance(v, tuple)
                                                        else v for k, v in planned.items()},
                    status=status, setup=setup, model_config=_architecture(roots),
+                   pending_hops=sorted({int(h) for h in planned_hops} - {int(h) for h in status},
+                                       reverse=True),
                    contrast=contrast)
     write_json(out / "summary.json", summary)
     write_page(summary, out)
