@@ -192,3 +192,62 @@ def test_growth_laws_across_depth_with_replicates():
     lo, hi = acc["replicates"]["power_asymptote_ci95"]
     assert lo <= 0.955 <= hi and hi - lo < 0.05
     assert growth(records[:4], points, reps) == []        # fewer than 5 depths: no fit
+
+
+def _synthetic(depth_acc, seeds=(0, 1, 2), b=40, shared_acc=None):
+    """Records, points and replicates of a synthetic grid: accuracy per (shared, depth) plus a
+    seed offset, replicates = point + noise; diversity = accuracy / 10 (a gap that explains)."""
+    rng = np.random.default_rng(1)
+    records, points, reps = [], {}, {}
+    cells = [(False, d, a) for d, a in depth_acc.items()]
+    cells += [(True, d, a) for d, a in (shared_acc or {}).items()]
+    for s in seeds:
+        for shared, d, a in cells:
+            name = f"L{d}{'-share2' if shared else ''}-s{s}"
+            acc = a + 0.01 * s
+            records.append({"model": name, "depth": d, "shared": shared, "seed": s,
+                            "width": 16, "n_members": 2 * d * (1 + shared) + 1,
+                            "executions": d * (1 + shared), "params": 1000 * d})
+            points[name] = {"accuracy": acc, "usable_information": 2 * acc,
+                            "cross_entropy": 1 - acc, "sq_diversity": acc / 10,
+                            "ce_diversity": acc / 5, "k": [1, 3], "truncated_accuracy": [0, 0]}
+            noise = rng.normal(0, 0.002, b)
+            reps[name] = {k: v + noise for k, v in points[name].items()
+                          if k not in ("k", "truncated_accuracy")}
+    return records, points, reps
+
+
+def test_table1_gap_regression_and_reading_from_synthetic_grid():
+    from infodiv.zoo.depth_across import by_depth, growth, table1
+    from infodiv.zoo.depth_page import reading
+
+    depth_acc = {1: 0.30, 2: 0.55, 3: 0.75, 4: 0.85, 6: 0.91, 8: 0.93}
+    records, points, reps = _synthetic(depth_acc, shared_acc={2: 0.70, 4: 0.88})
+    t1 = table1(records, points, reps)
+    rows = {(r["shared_depth"], r["compare"]): r for r in t1["rows"]}
+    assert set(rows) == {(2, "equal parameters"), (2, "equal executions"),
+                         (4, "equal parameters"), (4, "equal executions")}
+    assert rows[(2, "equal parameters")]["accuracy"]["mean"] == pytest.approx(0.70 - 0.55)
+    assert rows[(4, "equal executions")]["accuracy"]["mean"] == pytest.approx(0.88 - 0.93)
+    assert t1["n_pairs"] == 12
+    g = t1["gap_regression"]["sq_diversity"]
+    assert g["r"] == pytest.approx(1.0) and g["slope"] == pytest.approx(10.0)
+    summary = {"records": [{**r, "hops": 2, "accuracy": points[r["model"]]["accuracy"],
+                            "verdicts": {}} for r in records],
+               "by_hops": {"2": {"by_depth": by_depth(records, points, reps), "table1": t1,
+                                 "growth": growth(records, points, reps), "verdicts": {},
+                                 "truncated_vs_depth": []}}}
+    text = "\n".join(reading(summary, "2"))
+    assert "depth 1: 0.310" in text and "depth 8: 0.940" in text
+    assert "the interval at depth 8 lies above the one at depth 1" in text
+    assert "depth 8: 0.940, depth 1: 0.310; met." in text
+    assert "(interval above 0)" in text and "(interval below 0)" in text
+    assert "r = 1.00" in text
+    flat = {d: 0.5 for d in depth_acc}                 # no rise: nothing may be claimed
+    records, points, reps = _synthetic(flat)
+    summary["by_hops"]["2"]["by_depth"] = by_depth(records, points, reps)
+    summary["records"] = [{**r, "hops": 2, "accuracy": points[r["model"]]["accuracy"],
+                           "verdicts": {}} for r in records]
+    text = "\n".join(reading(summary, "2"))
+    assert "the two intervals overlap" in text and "not met." in text
+    assert "lies above" not in text and "lies below" not in text
