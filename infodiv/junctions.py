@@ -14,6 +14,13 @@ The members of prefix k are ``v_m = σ_k·(λ_k u_m + b/k)`` with ``λ_k`` the r
 the ensemble is the readout ``r_k`` itself). Each point is the decomposition of
 :func:`estimators.bias_diversity` (or :func:`estimators.paper_eq14`) of that sub-ensemble.
 
+Every measure is a mean over examples of a per-example term, so its band is an example
+bootstrap of that mean: ``n_bootstrap`` resamples of the rows (multinomial counts,
+:func:`estimators.resampling.bootstrap_means`, all measures and prefixes paired), the
+2.5–97.5% percentile interval extended to contain the estimate where it does not
+(:func:`percentile_band`). The model is fixed, so nothing is refitted: the band is the
+sampling error of the examples.
+
 Everything is vectorised. Squared-loss terms in logit space come from cumulative sums of the
 (centred) members. Softmax-based terms (cross-entropy, probability space, Eq. 14) need
 ``Σ_{m≤k} f(v_m)`` for a non-linear ``f``; when the members do not depend on k (fixed readout,
@@ -23,7 +30,8 @@ Everything is vectorised. Squared-loss terms in logit space come from cumulative
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -35,15 +43,30 @@ from estimators.ensemble import (
     check_target,
 )
 from estimators.numerics import logsumexp, option_reduce
+from estimators.resampling import bootstrap_means
 from estimators.validation import check_base, to_base, unit_name
 
 from .runs import run_names
 
-__all__ = ["JunctionCurves", "junction_curves", "run_names"]
+__all__ = ["JunctionCurves", "junction_curves", "percentile_band", "run_names"]
 
 READOUTS = ("fixed", "logit_lens")
 CURVE_SPACES = ("logit", "probability", "paper_eq14")
 MEASURES = ("accuracy", "mse", "bias", "diversity", "cross_entropy", "ce_bias", "ce_diversity")
+CI_METHOD = "example bootstrap (rows resampled, model fixed), percentile"
+
+
+def percentile_band(estimate, replicates, confidence: float = 0.95):
+    """``(low, high, widened)``: the percentile interval over axis 0 of ``replicates``
+    (:func:`infodiv.inference.bootstrap.percentile_interval`, failed NaN replicates ignored)
+    extended element-wise to contain ``estimate``; ``widened`` is the largest extension
+    (0 when every estimate lay inside)."""
+    from .inference.bootstrap import percentile_interval
+
+    est = np.asarray(estimate, dtype=np.float64)
+    lo, hi = percentile_interval(replicates, confidence)
+    gap = np.nan_to_num(np.maximum(lo - est, est - hi), nan=0.0)
+    return np.fmin(lo, est), np.fmax(hi, est), float(max(gap.max(initial=0.0), 0.0))
 
 
 @dataclass(frozen=True)
@@ -66,6 +89,13 @@ class JunctionCurves:
         (None when computed with ``cross_entropy=False``).
     model_accuracy : float
         Accuracy of the stored model logits, for comparison with ``accuracy[-1]``.
+    ci : dict or None
+        Property: ``{measure: [K, 2] array}``, the example-bootstrap band of every computed
+        measure (module docstring), computed from ``terms`` on first use, so callers that read
+        only the means pay nothing; None with ``n_bootstrap=0``. ``to_dict`` writes it as
+        ``"<measure>_ci"`` lists of ``[low, high]`` beside the measure.
+    majority_rate : float
+        Accuracy of always answering the commonest class (the chance line of accuracy).
     """
 
     k: np.ndarray
@@ -85,11 +115,52 @@ class JunctionCurves:
     task: str
     n_examples: int
     model_accuracy: float
+    n_bootstrap: int = 0
+    confidence: float = 0.95
+    majority_rate: float = float("nan")
+    random_state: int | None = 0
+    #: per-example terms ``{measure: [N, K]}`` behind the bands (not written to JSON)
+    terms: dict | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def _bands(self) -> tuple:
+        """``(ci, widened)``, computed on first use (module docstring)."""
+        if not self.n_bootstrap or not self.terms:
+            return None, 0.0
+        names = list(self.terms)
+        reps = bootstrap_means(np.concatenate([self.terms[k] for k in names], axis=1),
+                               self.n_bootstrap, random_state=self.random_state)
+        means = np.concatenate([getattr(self, k) for k in names])
+        lo, hi, widened = percentile_band(means, reps, self.confidence)
+        cuts = np.cumsum([self.k.size] * len(names))[:-1]
+        return ({k: np.stack([a, b], axis=1)
+                 for k, a, b in zip(names, np.split(lo, cuts), np.split(hi, cuts))}, widened)
+
+    @property
+    def ci(self) -> dict | None:
+        """``{measure: [K, 2]}``: the example-bootstrap band of every computed measure
+        (computed on first use; None with ``n_bootstrap=0``)."""
+        return self._bands[0]
+
+    @property
+    def widened(self) -> float:
+        """The largest extension of a band to contain its mean (0: none was needed)."""
+        return self._bands[1]
 
     def to_dict(self) -> dict:
-        """JSON-ready dict (arrays as lists)."""
-        return {key: (val.tolist() if isinstance(val, np.ndarray) else val)
-                for key, val in asdict(self).items()}
+        """JSON-ready dict (arrays as lists; each band as ``"<measure>_ci"``)."""
+        out = {}
+        for f in fields(self):
+            if f.name != "terms":
+                val = getattr(self, f.name)
+                out[f.name] = val.tolist() if isinstance(val, np.ndarray) else val
+        if not isinstance(self.random_state, (int, type(None))):
+            out["random_state"] = repr(self.random_state)
+        if self.ci:
+            for measure, band in self.ci.items():
+                out[f"{measure}_ci"] = band.tolist()
+            out.update(ci_method=CI_METHOD, widened=self.widened)
+        return out
 
 
 def _prefixes(contrib, m: int, readout: str, at: str) -> np.ndarray:
@@ -191,7 +262,8 @@ def _logit_terms(ut, a, c, t, vbar, ks):
 
 def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
                     scale: str = "mean", target=None, at: str = "junctions", base=2,
-                    cross_entropy: bool = True, block_bytes: int = 64 * 2**20,
+                    cross_entropy: bool = True, n_bootstrap: int = 200,
+                    confidence: float = 0.95, random_state=0, block_bytes: int = 64 * 2**20,
                     progress: bool = False) -> JunctionCurves:
     r"""Accuracy, MSE, bias, diversity, cross-entropy and its diversity for every prefix.
 
@@ -220,6 +292,12 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
         Compute the cross-entropy terms. They need every ``(k, m ≤ k)`` pair whenever the
         members change with k (logit lens, ``scale="sum"`` or a constant member), which costs
         O(N·M²·C); with ``False`` and ``space="logit"`` everything stays O(N·M·C).
+    n_bootstrap : int, default 200
+        Example resamples of every measure's band (0: no bands; else at least 20).
+    confidence : float, default 0.95
+        Coverage of the bands.
+    random_state : int, default 0
+        Seeds the resamples.
     block_bytes : int
         Memory bound for the pairwise evaluation of softmax terms.
     progress : bool
@@ -235,6 +313,10 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
         raise ValueError(f"space must be one of {CURVE_SPACES}, got {space!r}")
     if scale not in ("mean", "sum"):
         raise ValueError(f"scale must be 'mean' or 'sum', got {scale!r}")
+    if n_bootstrap != 0 and not (isinstance(n_bootstrap, (int, np.integer)) and n_bootstrap >= 20):
+        raise ValueError(f"n_bootstrap must be 0 or an integer >= 20, got {n_bootstrap!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
     b_log = check_base(base)
     u = check_members(contrib.u, "contrib.u")
     n, m, nc = u.shape
@@ -249,18 +331,18 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
 
     ut = np.ascontiguousarray(u.transpose(0, 2, 1))                  # [N, C, M]
     r = lam[:, None, :] * np.cumsum(ut, axis=2)[..., ks - 1] + b[:, :, None]   # readout
-    accuracy = (r.argmax(axis=1) == y[:, None]).mean(axis=0)
+    hits = (r.argmax(axis=1) == y[:, None]).astype(np.float64)           # [N, K]
     vbar = (sigma / kf) * r                                          # ensemble mean [N, C, K]
     sums = None
     if cross_entropy or space != "logit":
         sums = _member_sums(ut, a, c, ks, need_probability=space != "logit",
                             block_bytes=block_bytes, progress=progress)
     lse_bar = _lse_probs(vbar, False)[0]
-    ce_means = [None] * 3
+    ce_terms = [None] * 3
     if cross_entropy:
         vbar_y = np.take_along_axis(vbar, y[:, None, None], axis=1)[:, 0, :]
         ce = (lse_bar - vbar_y, sums[0] / kf - vbar_y, sums[0] / kf - lse_bar)
-        ce_means = [to_base(x.mean(axis=0), b_log) for x in ce]
+        ce_terms = [to_base(x, b_log) for x in ce]
 
     if space == "logit":
         t = check_target(target, y, n, nc, distribution=False)
@@ -287,6 +369,11 @@ def junction_curves(contrib, *, readout: str = "fixed", space: str = "logit",
     logits = getattr(contrib, "logits", None)
     model_acc = (float((np.asarray(logits).argmax(-1) == y).mean()) if logits is not None
                  else float("nan"))
-    means = [x.mean(axis=0) for x in (mse, bias, div)]
-    return JunctionCurves(ks, tuple(names[k - 1] for k in ks), accuracy, *means, *ce_means,
-                          readout, space, scale, units, model, task, n, model_acc)
+    terms = dict(zip(MEASURES, (hits, mse, bias, div, *ce_terms)))
+    terms = {k: v for k, v in terms.items() if v is not None}
+    means = {k: v.mean(axis=0) for k, v in terms.items()}
+    majority = float(np.bincount(y, minlength=nc).max() / n)
+    return JunctionCurves(ks, tuple(names[k - 1] for k in ks),
+                          *(means.get(k) for k in MEASURES), readout, space, scale, units,
+                          model, task, n, model_acc, int(n_bootstrap), float(confidence),
+                          majority, random_state, terms if n_bootstrap else None)

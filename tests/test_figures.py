@@ -43,18 +43,30 @@ def test_run_label_short_model_name(run):
     assert run_label(run) == "SomeModel-135M on sst2 (N = 240)"
 
 
-def test_junction_curves_titles_and_constant_curve(run):
+def test_junction_curves_titles_units_bands_and_constant_curve(run):
     from infodiv.junctions import junction_curves
 
     curves = [junction_curves(run, readout=r) for r in ("fixed", "logit_lens")]
-    curves[0].accuracy[:] = 0.5            # a constant measure is drawn flat at 0
     fig = plot_junction_curves(curves)
-    axes = [a for a in fig.axes if a.get_visible()]
-    assert [a.get_title() for a in axes] == ["fixed-scale readout", "logit-lens readout"]
+    axes = np.array(fig.axes).reshape(2, 2)              # rows: accuracy, squared loss
+    assert [a.get_title() for a in axes[0]] == ["fixed-scale readout", "logit-lens readout"]
+    assert [a.get_ylabel() for a in axes[:, 0]] == ["accuracy [fraction]",
+                                                    "squared loss [logit²]"]
     assert fig.get_suptitle().startswith("SomeModel-135M on sst2 (N = 240): junction curves")
-    flat = [ln for ln in axes[0].get_lines() if "constant" in ln.get_label()]
-    assert len(flat) == 1 and np.all(flat[0].get_ydata() == 0)
-    assert axes[0].get_legend() is None and fig.legends    # one figure legend, off the plots
+    acc = next(ln for ln in axes[0, 0].get_lines() if ln.get_label() == "accuracy")
+    np.testing.assert_allclose(acc.get_ydata(), curves[0].accuracy)    # absolute values
+    assert len(axes[1, 0].collections) == 3                           # mse, bias, diversity
+    (legend,) = fig.legends
+    assert "200 resamples of the 240 examples" in legend.get_title().get_text()
+    assert {"accuracy", "mse", "bias", "diversity", "majority class", "95% band"} == {
+        t.get_text() for t in legend.get_texts()}
+    assert all(a.get_legend() is None for a in fig.axes)   # one figure legend, off the plots
+    _inside(fig)
+    curves[0].accuracy[:] = 0.5            # z-scored, a constant measure is drawn flat at 0
+    fig = plot_junction_curves(curves, standardized=True)
+    flat = next(ln for ln in fig.axes[0].get_lines() if ln.get_label() == "accuracy")
+    assert np.all(flat.get_ydata() == 0) and fig.axes[0].get_ylabel() == \
+        "accuracy [z-score over k]"
     _inside(fig)
 
 

@@ -241,7 +241,10 @@ def test_sharing_table(runs):
 def test_figures_are_written(runs, tmp_path):
     curves = [junction_curves(r) for r in runs]
     fig = plot_junction_curves(curves, tmp_path / "fig5.png")
-    line = fig.axes[0].get_lines()[1]                     # mse of the first run
+    line = next(ln for ln in fig.axes[min(4, len(curves))].get_lines() if ln.get_label() == "mse")
+    np.testing.assert_allclose(line.get_ydata(), curves[0].mse)     # first run, absolute
+    fig = plot_junction_curves(curves, standardized=True)
+    line = next(ln for ln in fig.axes[min(4, len(curves))].get_lines() if ln.get_label() == "mse")
     np.testing.assert_allclose(line.get_ydata(), standardize(curves[0].mse))
     plot_correlations(correlation_table(curves), tmp_path / "fig3.png")
     plot_module_shares(module_shares(runs), tmp_path / "fig4.png")

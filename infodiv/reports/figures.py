@@ -104,52 +104,111 @@ def standardize(x) -> np.ndarray:
     return (x - x.mean()) / (sd if sd > 0 else 1.0)
 
 
+#: rows of the junction figure: measures that share one unit
+JUNCTION_GROUPS = (("accuracy",), ("mse", "bias", "diversity"),
+                   ("cross_entropy", "ce_bias", "ce_diversity"))
+GROUP_LABELS = {"accuracy": "accuracy", "mse": "squared loss", "cross_entropy": "cross-entropy"}
+SQUARED_UNITS = {"logit": "logit²", "probability": "probability²", "paper_eq14": "probability²"}
+
+
+def _junction_units(cur, group) -> str:
+    if group[0] == "accuracy":
+        return "fraction"
+    if group[0] == "mse":
+        return SQUARED_UNITS.get(cur.space, "")
+    return cur.ce_units
+
+
 def plot_junction_curves(curves, path=None, *, measures=("accuracy", "mse", "bias", "diversity"),
-                         standardized: bool = True, ncols: int = 4):
-    """Figures 5/7: measures against the number of members, one panel per run.
+                         standardized: bool = False, ncols: int = 4):
+    """Figures 5/7: measures against the number of members, one column per run and readout,
+    one row per unit (accuracy; the squared-loss terms; the cross-entropy terms).
+
+    Absolute values in their units, each with its example-bootstrap band
+    (:attr:`JunctionCurves.ci <infodiv.junctions.JunctionCurves>`, shaded) when it was
+    computed; accuracy with the majority-class rate dotted. The caption under the panels says
+    what the bands are (or that none were computed).
 
     Parameters
     ----------
     curves : JunctionCurves or list of them
     measures : tuple of str
-        Attributes of JunctionCurves to draw.
-    standardized : bool
-        Z-score each curve over its junction points, as the paper does so that trends of
-        different scales share one axis (a constant curve is only centred).
+        Attributes of JunctionCurves to draw (a measure that was not computed is skipped).
+    standardized : bool, default False
+        Z-score each curve (and its band, by the same affine map) over its junction points, as
+        the paper does so that trends of different scales share one axis; a constant curve is
+        only centred.
     """
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     curves = [curves] if hasattr(curves, "k") else list(curves)
     if not curves:
         raise ValueError("curves is empty")
+    groups = [tuple(m for m in g if m in measures
+                    and any(getattr(c, m, None) is not None for c in curves))
+              for g in JUNCTION_GROUPS]
+    groups = [g for g in groups if g]
     ncols = min(ncols, len(curves))
-    nrows = -(-len(curves) // ncols)
-    fig = new_figure(3.4 * ncols, 2.9 * nrows + 0.5)
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    blocks = -(-len(curves) // ncols)
+    fig = new_figure(3.4 * ncols, 2.4 * len(groups) * blocks + 1.1)
+    axes = np.atleast_2d(fig.subplots(len(groups) * blocks, ncols, squeeze=False))
     runs = {(cur.model, cur.task, getattr(cur, "n_examples", None)) for cur in curves}
     one_run = len(runs) == 1
     readouts = {"fixed": "fixed-scale readout", "logit_lens": "logit-lens readout"}
     handles = {}
-    for ax, cur in zip(axes, curves):
-        for measure in measures:
-            y = np.asarray(getattr(cur, measure), dtype=np.float64)
-            color, style = MEASURE_STYLE.get(measure, (None, "-"))
-            if standardized and _is_constant(y):   # nothing to z-score: a flat line at 0
-                label = f"{measure} (constant {y[0]:.3g})"
-                (line,) = ax.plot(cur.k, np.zeros_like(y), ":", color=color, lw=1.3,
-                                  label=label)
-            else:
-                label = measure
-                (line,) = ax.plot(cur.k, standardize(y) if standardized else y, style,
-                                  color=color, label=label, lw=1.3)
-            handles.setdefault(label, line)
-        readout = readouts.get(getattr(cur, "readout", ""), str(getattr(cur, "readout", "")))
-        title = readout if one_run else f"{run_label(model=cur.model, task=cur.task)}\n{readout}"
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("members in prefix (k)")
-        ax.set_ylabel("z-score over k" if standardized else "value")
-    for ax in axes[len(curves):]:
-        ax.set_visible(False)
+    for i, cur in enumerate(curves):
+        block, col = divmod(i, ncols)
+        ci = getattr(cur, "ci", None) or {}
+        for row, group in enumerate(groups):
+            ax = axes[block * len(groups) + row, col]
+            for measure in group:
+                y = getattr(cur, measure, None)
+                if y is None:
+                    continue
+                y = np.asarray(y, dtype=np.float64)
+                band = np.asarray(ci[measure], dtype=np.float64) if measure in ci else None
+                if standardized:
+                    centre = y.mean()
+                    spread = 1.0 if _is_constant(y) else y.std()
+                    y = (y - centre) / spread
+                    band = None if band is None else (band - centre) / spread
+                color, style = MEASURE_STYLE.get(measure, (None, "-"))
+                (line,) = ax.plot(cur.k, y, style, color=color, lw=1.3, label=measure)
+                handles.setdefault(measure, line)
+                if band is not None:
+                    ax.fill_between(cur.k, band[:, 0], band[:, 1], color=color, alpha=0.18,
+                                    lw=0)
+            majority = getattr(cur, "majority_rate", float("nan"))
+            if group[0] == "accuracy" and not standardized and np.isfinite(majority):
+                ax.axhline(majority, color="0.4", ls=":", lw=0.9)
+                handles.setdefault("majority class", Line2D([], [], color="0.4", ls=":"))
+            units = "z-score over k" if standardized else _junction_units(cur, group)
+            ax.set_ylabel(f"{GROUP_LABELS[group[0]]} [{units}]", fontsize=8)
+            if row == 0:
+                readout = readouts.get(getattr(cur, "readout", ""),
+                                       str(getattr(cur, "readout", "")))
+                ax.set_title(readout if one_run else
+                             f"{run_label(model=cur.model, task=cur.task)}\n{readout}",
+                             fontsize=9)
+            if row == len(groups) - 1:
+                ax.set_xlabel("members in prefix (k)")
+    for i in range(len(curves), blocks * ncols):
+        block, col = divmod(i, ncols)
+        for row in range(len(groups)):
+            axes[block * len(groups) + row, col].set_visible(False)
+    with_bands = [c for c in curves if getattr(c, "ci", None)]
+    if with_bands:
+        cur = with_bands[0]
+        handles[f"{cur.confidence:.0%} band"] = Patch(color="0.6", alpha=0.4)
+        caption = (f"Bands: {cur.confidence:.0%} example bootstrap of each mean "
+                   f"({cur.n_bootstrap} resamples of the {cur.n_examples} examples, model "
+                   "fixed, percentile).")
+    else:
+        caption = "No bands: the curves were computed without resampling (n_bootstrap=0)."
     fig.legend(list(handles.values()), list(handles), loc="outside lower center",
-               ncols=min(len(handles), 4), fontsize=7, frameon=False)
+               ncols=min(len(handles), 5), fontsize=7, frameon=False,
+               title=caption, title_fontsize=7)
     head = run_label(model=curves[0].model, task=curves[0].task,
                      n=getattr(curves[0], "n_examples", None)) + ": " if one_run else ""
     fig.suptitle(f"{head}junction curves ({curves[0].space} space, scale={curves[0].scale})",
