@@ -19,7 +19,7 @@ redone: the band is conditional on them). The control's replicate also resamples
 (``mi_knn``) is refused: a band for it would resample rows and re-estimate, and repeated rows
 bias kNN estimates upwards. The band is the 2.5–97.5% percentile interval of the replicates
 (Efron & Tibshirani 1993, ch. 13); where the mean falls outside it, the band is extended to the
-mean and the largest extension is reported (``widened``).
+mean and the largest extension is reported (``widened``; :func:`infodiv.junctions.percentile_band`).
 
 The reference line: for accuracy the majority-class rate, for cross-entropy the entropy H(Y)
 of the class frequencies (the loss of always predicting them, bits), for the Brier score
@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..curves import order_scores
-from ..inference.bootstrap import percentile_interval
 from ..inference.replicates import bootstrap_indices
 from ..inference.surrogates import conditionally_independent
+from ..junctions import percentile_band
 from ..setfunctions import make_set_function
 from .figures import _titled, new_figure, save_figure
 
@@ -72,13 +72,6 @@ def _mean_scores(f, orders) -> np.ndarray:
     for order in orders:
         total += order_scores(f, order)
     return total / len(orders)
-
-
-def _band(mean, reps, confidence):
-    """Percentile band of ``reps`` ``[B, K]`` extended to ``mean`` and the largest extension."""
-    lo, hi = percentile_interval(reps, confidence)
-    widened = float(np.nanmax(np.r_[lo - mean, mean - hi, 0.0]))
-    return np.minimum(lo, mean), np.maximum(hi, mean), widened
 
 
 def _curve(mean, lo, hi, widened) -> dict:
@@ -159,8 +152,8 @@ def answer_curves(run, objective: str = "accuracy", *, n_orders: int = 50,
             "reweighted, fits kept; the control also over its permutation draws), percentile")
     return {"objective": objective, "units": f.units,
             "greater_is_better": bool(f.greater_is_better), "k": list(range(m + 1)),
-            "real": _curve(mean_real, *_band(mean_real, reps[0], confidence)),
-            "control": _curve(mean_ctrl, *_band(mean_ctrl, reps[1], confidence)),
+            "real": _curve(mean_real, *percentile_band(mean_real, reps[0], confidence)),
+            "control": _curve(mean_ctrl, *percentile_band(mean_ctrl, reps[1], confidence)),
             "reference": reference,
             "n_examples": int(f.n_examples), "n_members": int(m), "n_orders": int(n_orders),
             "n_controls": int(n_controls), "n_bootstrap": int(n_bootstrap),
