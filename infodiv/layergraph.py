@@ -7,6 +7,11 @@ Markov on a tree, e.g. a Gaussian chain). Communities of mutually redundant memb
 greedy modularity maximisation (Clauset–Newman–Moore) on the non-negative part max(I, 0) of the
 pairwise information (modularity needs non-negative weights; negative estimates are finite-sample
 noise around 0 and are reported unchanged on the edges).
+
+For drawing, :func:`layer_positions` places every member by depth (one column per block
+execution, the embedding first) and kind (one row each for embedding, attention, MLP; the
+heads of one attention write spread inside their row), and :func:`strong_edges` keeps the
+pairs whose information reaches a stated threshold (by default the top 10% of pairs).
 """
 
 from __future__ import annotations
@@ -23,7 +28,11 @@ from estimators.validation import check_labels
 from .information import member_variables
 
 __all__ = ["pairwise_information", "layer_graph", "chow_liu_tree", "tree_bound",
-           "redundancy_communities", "export_graphml"]
+           "redundancy_communities", "export_graphml", "layer_positions", "strong_edges",
+           "KIND_ROWS"]
+
+#: row of each member kind in :func:`layer_positions`
+KIND_ROWS = {"embed": 0, "attn": 1, "mlp": 2}
 
 
 def pairwise_information(x, labels, *, method="gaussian", bias_correction=True, base=2,
@@ -57,7 +66,8 @@ def pairwise_information(x, labels, *, method="gaussian", bias_correction=True, 
 def layer_graph(contrib, *, method="gaussian", centre=True, random_state=0) -> nx.Graph:
     """Complete graph over the members of a Contributions.
 
-    Node attributes: ``name``, ``kind``, ``block``, ``execution``. Edge attributes: ``mi`` =
+    Node attributes: ``name``, ``kind``, ``block``, ``execution``, ``head`` (−1 for a whole
+    write). Edge attributes: ``mi`` =
     I(U_i; U_j), ``cmi`` = I(U_i; U_j | Y), ``diversity`` = cmi − mi (the pair's contribution
     to the information-theoretic diversity, paper Eq. 13, in bits).
     """
@@ -66,7 +76,8 @@ def layer_graph(contrib, *, method="gaussian", centre=True, random_state=0) -> n
     g = nx.Graph(method=method)
     for i, mem in enumerate(contrib.members):
         g.add_node(i, name=mem.name, kind=mem.kind, block=int(mem.block),
-                   execution=int(mem.execution))
+                   execution=int(mem.execution),
+                   head=-1 if getattr(mem, "head", None) is None else int(mem.head))
     m = contrib.n_members
     for i in range(m):
         for j in range(i + 1, m):
@@ -105,3 +116,59 @@ def export_graphml(graph: nx.Graph, path) -> Path:
     g.graph = {k: str(v) for k, v in g.graph.items()}
     nx.write_graphml(g, path)
     return path
+
+
+def _node_kind(attrs) -> str:
+    kind = attrs.get("kind")
+    if kind in KIND_ROWS:
+        return kind
+    name = str(attrs.get("name", ""))
+    return "embed" if "embed" in name else "mlp" if "mlp" in name else "attn"
+
+
+def layer_positions(graph: nx.Graph) -> tuple[dict, list]:
+    """Node positions by depth and kind, and the column labels.
+
+    x: the column of the member's block execution ``(block, execution)`` in depth order (node
+    order), the embedding (block −1) first; y: :data:`KIND_ROWS` of its kind, the members of one
+    ``(column, kind)`` cell (heads of an attention write) spread evenly over ±0.3 around it.
+    Returns ``({node: (x, y)}, [label of column 0, 1, ...])`` with labels ``"emb"``, ``"3"``
+    (block 3) or ``"3#1"`` (block 3, second execution).
+    """
+    nodes = sorted(graph.nodes)
+    columns, labels, cells = {}, [], {}
+    for v in nodes:
+        a = graph.nodes[v]
+        kind = _node_kind(a)
+        key = ("embed",) if kind == "embed" else (int(a.get("block", -1)),
+                                                  int(a.get("execution", 0)))
+        if key not in columns:
+            columns[key] = len(columns)
+            labels.append("emb" if kind == "embed" else
+                          f"{key[0]}" + (f"#{key[1]}" if key[1] else ""))
+        cells.setdefault((columns[key], kind), []).append(v)
+    pos = {}
+    for (x, kind), members in cells.items():
+        offsets = np.linspace(-0.3, 0.3, len(members)) if len(members) > 1 else [0.0]
+        for v, dy in zip(members, offsets):
+            pos[v] = (float(x), KIND_ROWS[kind] + float(dy))
+    return pos, labels
+
+
+def strong_edges(graph: nx.Graph, weight: str = "mi", *, threshold=None,
+                 top_fraction: float = 0.1) -> tuple[list, float]:
+    """The edges ``(i, j, w)`` with ``w ≥ threshold``, strongest first, and the threshold.
+
+    ``threshold`` (units of the weight, bits for ``mi``/``cmi``) defaults to the
+    ``1 − top_fraction`` quantile of the finite edge weights, so about ``top_fraction`` of the
+    pairs are kept.
+    """
+    if not 0 < top_fraction <= 1:
+        raise ValueError(f"top_fraction must lie in (0, 1], got {top_fraction}")
+    edges = [(i, j, float(w)) for i, j, w in graph.edges(data=weight)
+             if w is not None and np.isfinite(w)]
+    if threshold is None:
+        threshold = (float(np.quantile([w for *_, w in edges], 1 - top_fraction))
+                     if edges else float("inf"))
+    keep = sorted((e for e in edges if e[2] >= threshold), key=lambda e: -e[2])
+    return keep, float(threshold)

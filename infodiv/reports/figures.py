@@ -397,54 +397,75 @@ def plot_shapley(lc, names=None, path=None, *, title=None):
     return save_figure(fig, path)
 
 
-def plot_layer_graph(graph, path=None, *, weight: str = "mi", top_fraction: float = 0.1,
-                     title=None):
-    """Members on a circle in depth order (clockwise from the top: embedding first), every
-    node labelled (every tenth beyond 130), the Chow–Liu tree in black and the strongest other
-    edges (``top_fraction`` of them) in grey; nodes coloured by kind, with a legend."""
-    import networkx as nx
+def plot_layer_graph(graph, path=None, *, weight: str = "mi", threshold=None,
+                     top_fraction: float = 0.1, title=None):
+    """The layer graph laid out by structure: members by depth (x: one column per block
+    execution, :func:`~infodiv.layergraph.layer_positions`) and kind (y: embedding, attention,
+    MLP rows), coloured by redundancy community
+    (:func:`~infodiv.layergraph.redundancy_communities`); only the edges whose ``weight``
+    reaches ``threshold`` (default: the strongest ``top_fraction`` of pairs,
+    :func:`~infodiv.layergraph.strong_edges`) are drawn, as arcs whose width grows with the
+    weight, the threshold stated in the legend; the Chow–Liu bound in the title."""
+    import matplotlib as mpl
     from matplotlib.lines import Line2D
+    from matplotlib.patches import FancyArrowPatch
 
-    from ..layergraph import chow_liu_tree, tree_bound
+    from ..layergraph import (
+        KIND_ROWS,
+        layer_positions,
+        redundancy_communities,
+        strong_edges,
+        tree_bound,
+    )
 
-    nodes = sorted(graph.nodes)
-    m = len(nodes)
-    angle = np.pi / 2 - 2 * np.pi * np.arange(m) / max(m, 1)
-    pos = {v: (np.cos(a), np.sin(a)) for v, a in zip(nodes, angle)}
-    tree = chow_liu_tree(graph, weight)
-    others = sorted(((w, i, j) for i, j, w in graph.edges(data=weight)
-                     if not tree.has_edge(i, j) and w is not None), reverse=True)
-    others = others[: max(1, int(top_fraction * len(others)))]
-    kinds = {v: graph.nodes[v].get("kind") or _kind(str(graph.nodes[v].get("name", ""))) for v in
-             nodes}
-    fig = new_figure(8, 8.4)
+    pos, columns = layer_positions(graph)
+    edges, cut = strong_edges(graph, weight, threshold=threshold, top_fraction=top_fraction)
+    comms = sorted(redundancy_communities(graph, weight), key=lambda c: (-len(c), c[0]))
+    palette = mpl.colormaps["tab10" if len(comms) <= 10 else "tab20"]
+    colour = {}
+    for i, comm in enumerate(comms):
+        for v in comm:
+            colour[v] = "0.6" if len(comm) == 1 else palette(i % palette.N)
+    units = "bits" if weight in ("mi", "cmi", "diversity") else ""
+    fig = new_figure(min(18.0, max(7.5, 0.26 * len(columns) + 2.5)), 4.6)
     ax = fig.subplots()
-    nx.draw_networkx_edges(graph, pos, edgelist=[(i, j) for _, i, j in others], ax=ax,
-                           edge_color="0.75", width=0.6)
-    nx.draw_networkx_edges(tree, pos, ax=ax, edge_color="k", width=1.2)
-    nx.draw_networkx_nodes(graph, pos, nodelist=nodes, ax=ax, node_size=36,
-                           node_color=[GROUP_COLORS.get(kinds[v], "tab:gray") for v in nodes])
-    step = 1 if m <= 130 else 10
-    size = 7 if m <= 40 else 5.5 if m <= 80 else 4.5
-    for i, (v, a) in enumerate(zip(nodes, angle)):
-        if i % step:
-            continue
-        deg = np.degrees(a)
-        flip = np.cos(a) < 0
-        ax.text(1.07 * np.cos(a), 1.07 * np.sin(a), str(graph.nodes[v].get("name", v)),
-                rotation=deg + 180 if flip else deg, rotation_mode="anchor",
-                ha="right" if flip else "left", va="center", fontsize=size)
-    ax.set_xlim(-1.4, 1.4)
-    ax.set_ylim(-1.4, 1.4)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    present = [k for k in ("embed", "attn", "mlp") if k in kinds.values()]
-    handles = [Line2D([], [], marker="o", ls="", color=GROUP_COLORS[k]) for k in present]
-    handles += [Line2D([], [], color="k", lw=1.2), Line2D([], [], color="0.75", lw=0.8)]
-    ax.legend(handles, present + ["Chow-Liu tree", f"top {top_fraction:.0%} other edges"],
-              fontsize=7, loc="lower center", bbox_to_anchor=(0.5, -0.06), ncols=5,
-              frameon=False)
-    what = (f"layer graph of pairwise {weight} (depth order clockwise from the top)\nChow-Liu "
-            f"tree sum {tree_bound(graph, weight):.3g} bits ≤ TC(U)")
+    wmax = max((w for *_, w in edges), default=1.0)
+    for i, j, w in reversed(edges):                     # strongest drawn last, on top
+        (x0, y0), (x1, y1) = pos[i], pos[j]
+        rad = 0.35 if abs(y0 - y1) < 0.5 else 0.1       # arcs: no edge runs along a row
+        ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-",
+                                     connectionstyle=f"arc3,rad={rad}", color="0.35",
+                                     lw=0.4 + 2.2 * max(w, 0.0) / wmax, alpha=0.55, zorder=1))
+    nodes = sorted(graph.nodes)
+    ax.scatter([pos[v][0] for v in nodes], [pos[v][1] for v in nodes], s=42, zorder=2,
+               c=[colour.get(v, "0.6") for v in nodes], edgecolors="k", linewidths=0.4)
+    step = 1 if len(columns) <= 40 else 2 if len(columns) <= 80 else 5
+    ax.set_xticks(range(0, len(columns), step), columns[::step], fontsize=7,
+                  rotation=90 if len(columns) > 40 else 0)
+    ax.set_yticks(list(KIND_ROWS.values()), ["embedding", "attention", "MLP"], fontsize=8)
+    ax.set_xlim(-0.8, len(columns) - 0.2)
+    ax.set_ylim(-0.7, 2.7)
+    ax.set_xlabel("block (#e: execution e of a shared block)")
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    groups = [c for c in comms if len(c) > 1]
+    shown = groups[:10]
+    handles = [Line2D([], [], marker="o", ls="", color=colour[c[0]], markeredgecolor="k",
+                      markeredgewidth=0.4) for c in shown]
+    labels = [f"community {i + 1} ({len(c)} members)" for i, c in enumerate(shown)]
+    if len(groups) > len(shown):
+        handles.append(Line2D([], [], ls=""))
+        labels.append(f"+ {len(groups) - len(shown)} smaller communities")
+    if len(groups) < len(comms):
+        handles.append(Line2D([], [], marker="o", ls="", color="0.6", markeredgecolor="k",
+                              markeredgewidth=0.4))
+        labels.append("in no community (alone)")
+    handles.append(Line2D([], [], color="0.35", lw=1.5))
+    labels.append(f"edge: {weight} ≥ {cut:.3g} {units} ({len(edges)} of "
+                  f"{graph.number_of_edges()} pairs)".replace("  ", " "))
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(2, len(labels)),
+               fontsize=7, frameon=False)
+    what = (f"layer graph of pairwise {weight}, communities of redundant members; Chow-Liu "
+            f"tree sum {tree_bound(graph, weight):.3g} {units} ≤ TC(U)")
     _titled(ax, title, what)
     return save_figure(fig, path)
