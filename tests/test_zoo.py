@@ -215,9 +215,10 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         assert ce["loss"] == pytest.approx(r["cross_entropy"] / np.log(2), rel=1e-5)
         assert ce["loss"] == pytest.approx(ce["bias"] - ce["diversity"], abs=1e-9)
         assert set(r["paper_eq14"]) >= {"mse", "bias", "diversity", "gap"}
-        assert np.isfinite(r["information"]["joint"])
+        assert np.isfinite(r["information"]["joint"]) and r["information"]["method"] == "usable"
         inf = r["information_inference"]["joint"]
         assert inf["value"] == pytest.approx(r["information"]["joint"], rel=1e-9)
+        assert inf["value"] <= inf["h_y"] and inf["bracket"][1] <= inf["h_y"] + 1e-12
         small = "share2" in r["model"]       # --reduced: its own inference sizes
         assert r["reduced_inference"] == (21 if small else None)
         assert inf["n_permutations"] == (21 if small else 19) and 0 < inf["p"] <= 1
@@ -263,14 +264,15 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         assert iv["point"] == r["probe_bound"] and iv["n_resamples"] == 20
         assert iv["ci95"][0] <= iv["point"] <= iv["ci95"][1]
         assert iv["bias"] == pytest.approx(iv["resample_mean"] - iv["point"])
-    # null-corrected Gaussian terms: point = the model's own null correction, two-level CI
+    # valid information terms: point = the model's own (null-corrected D), centred replicates
     assert across["information_null"] == 2
     for row in across["by_depth"]:
         (rec,) = [r for r in doc if (r["shared"], r["depth"]) == (row["shared"], row["depth"])]
-        d = row["gauss_d_corrected"]
+        d = row["usable_d_corrected"]
         assert d["mean"] == pytest.approx(rec["information_inference"]["diversity"]["corrected"])
         assert d["ci95"][0] < d["mean"] < d["ci95"][1]
-        assert row["gauss_tc"]["mean"] == pytest.approx(rec["information"]["redundancy"])
+        assert row["usable_joint"]["mean"] == pytest.approx(rec["information"]["joint"])
+        assert row["usable_joint"]["mean"] <= 2.0
     pairs = {(t["compare"], t["unshared_depth"]): t for t in across["table1"]}
     d = pairs["equal parameters", 1]["sq_diversity"]
     assert d["mean"] == pytest.approx(by[True, 1]["squared_logit_mean"]["diversity"]

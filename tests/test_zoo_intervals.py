@@ -1,5 +1,5 @@
-"""Null-corrected Gaussian information replicates of the zoo (infodiv.zoo.intervals): the
-label null is refitted inside every resample and the replicates are centred on the point."""
+"""Valid information replicates of the zoo (infodiv.zoo.intervals): the usable decomposition
+fitted once, its per-example terms averaged over the shared resamples, centred on the point."""
 
 import json
 
@@ -9,7 +9,6 @@ import pytest
 from infodiv.inference.synthetic import dependent_ensemble
 from infodiv.zoo.intervals import (
     INFORMATION,
-    NullCorrectedInformation,
     centre_replicates,
     information_points,
     information_replicates,
@@ -17,46 +16,36 @@ from infodiv.zoo.intervals import (
 )
 
 
-def test_null_correction_is_the_label_permutation_null_of_the_resample():
-    from infodiv.inference import permutation_null
-    from infodiv.inference.pipelines import InformationPipeline
+def test_information_replicates_are_the_paired_bootstrap_of_the_usable_terms():
+    from estimators.label_decomposition import label_decomposition
 
-    run = dependent_ensemble(300, 6, n_options=3, signal=0.3)
-    got = NullCorrectedInformation(n_null=100)(run, np.random.default_rng(1))
-    ref = permutation_null(run, InformationPipeline(), n_permutations=100, progress=False)
-    for name, stat in (("gauss_joint", "joint"), ("gauss_d", "diversity")):
-        null = ref[stat]
-        assert got[name] == pytest.approx(null.observed, abs=1e-9)
-        # term minus the mean of its own label null (two independent 100-permutation means)
-        tol = 4 * null.null_sd * np.sqrt(2 / 100)
-        assert got[f"{name}_corrected"] == pytest.approx(null.corrected, abs=tol)
-        assert abs(got[f"{name}_corrected"] - got[name]) > 0      # a correction happened
-    # TC is label-free, so D's correction is TC|Y's: D_corr = TC|Y - null mean of TC|Y
-    assert set(got) == set(INFORMATION)
-    assert got["gauss_d"] == pytest.approx(got["gauss_tc_y"] - got["gauss_tc"], abs=1e-9)
-    blank = NullCorrectedInformation(n_null=20)(
-        dependent_ensemble(300, 6, n_options=3, signal=0.0), np.random.default_rng(0))
-    assert got["gauss_joint_corrected"] > 5 * abs(blank["gauss_joint_corrected"])
-
-
-def test_information_replicates_seeded_and_centred():
     run = dependent_ensemble(240, 5, n_options=2, signal=0.5)
     idx = shared_indices(run.labels, 20)
-    a = information_replicates(run, idx, n_null=2)
-    b = information_replicates(run, idx, n_null=2)
-    assert all(np.array_equal(a[k], b[k]) for k in INFORMATION) and a["gauss_d"].shape == (20,)
-    points = {"gauss_d": -1.5, "gauss_tc": 0.25}
+    a = information_replicates(run, idx)
+    assert set(a) == set(INFORMATION) and a["usable_d"].shape == (20,)
+    dec = label_decomposition(run.u, run.labels, bias=run.bias, random_state=0)
+    # by hand: resample b's joint = mean of the held-out terms of its rows; D likewise
+    for b in (0, 7, 19):
+        assert a["usable_joint"][b] == pytest.approx(dec.joint_pointwise[idx[b]].mean())
+        assert a["usable_d"][b] == pytest.approx(dec.diversity_pointwise[idx[b]].mean())
+    assert np.allclose(a["usable_relevancy"], a["usable_joint"] - a["usable_d"])
+    assert dec.diversity_pointwise.mean() == pytest.approx(dec.diversity)
+    h_y = 1.0
+    assert np.all(a["usable_joint"] <= h_y + 1e-9)
+    b2 = information_replicates(run, idx)
+    assert all(np.array_equal(a[k], b2[k]) for k in INFORMATION)
+    points = {"usable_d": -1.5, "usable_joint": 0.25}
     c = centre_replicates(points, a)
     for k, v in points.items():
         assert np.mean(c[k]) == pytest.approx(v)
         assert np.allclose(c[k] - c[k].mean(), a[k] - a[k].mean())
-    assert np.array_equal(c["gauss_joint"], a["gauss_joint"])      # no point: unchanged
-    inf = {"joint": {"value": 1.0, "corrected": 0.25}, "diversity": {"value": -2.0}}
+    assert np.array_equal(c["usable_relevancy"], a["usable_relevancy"])  # no point: unchanged
+    inf = {"joint": {"value": 1.0}, "diversity": {"value": -2.0, "corrected": -1.9},
+           "relevancy": {"value": 3.0}}
     pts = information_points(inf)
-    assert pts["gauss_joint"] == 1.0 and pts["gauss_joint_corrected"] == 0.25
-    assert pts["gauss_d"] == -2.0 and np.isnan(pts["gauss_d_corrected"])
-    with pytest.raises(ValueError, match="n_null"):
-        NullCorrectedInformation(0)
+    assert pts["usable_joint"] == 1.0 and pts["usable_relevancy"] == 3.0
+    assert pts["usable_d"] == -2.0 and pts["usable_d_corrected"] == -1.9
+    assert np.isnan(information_points({})["usable_d"])
 
 
 def test_curves_per_objective_sizes_merge_and_resume(tmp_path):

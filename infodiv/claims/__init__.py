@@ -16,6 +16,7 @@ from . import (
     gains_vs_control,
     greedy_vs_prefix,
     greedy_vs_random,
+    marginal_gain,
     premise,
     redundancy_cost,
     theorem8,
@@ -29,7 +30,7 @@ CLAIMS = {m.CLAIM.name: m.CLAIM for m in (diminishing_returns, dr_mean, violatio
                                            diversity_effect, greedy_vs_random,
                                            greedy_vs_prefix)}
 CLAIMS.update({m.CLAIM.name: m.CLAIM for m in (premise, redundancy_cost, gains_vs_control,
-                                               theorem8)})
+                                               marginal_gain, theorem8)})
 #: the claims about the curves of one objective, and the held-out selection comparisons
 CURVE_CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violations",
                 "diversity_effect")

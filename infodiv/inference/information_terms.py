@@ -38,7 +38,7 @@ from .verdicts import null_p
 
 __all__ = ["VALID_METHOD", "MODEL_METHODS", "METHODS", "MODEL_BASED", "ModelBasedTerms",
            "valid_inference", "model_based_inference", "information_inference",
-           "information_lines", "headline_terms", "depth_inference", "depth_lines"]
+           "information_lines", "headline_terms", "member_bias", "depth_inference", "depth_lines"]
 
 #: the valid estimator about a discrete label (the default)
 VALID_METHOD = "usable"
@@ -78,7 +78,9 @@ def _null_block(value, draws, side) -> dict:
             "p": float(p), "alternative": side, "n_permutations": int(draws.size)}
 
 
-def _bias_of(contrib):
+def member_bias(contrib):
+    """The run's constant logit offset ``[C]`` for the own-logits family (None when it is
+    per-example)."""
     bias = np.asarray(contrib.bias, dtype=np.float64)
     return bias if bias.ndim == 1 else None
 
@@ -86,7 +88,7 @@ def _bias_of(contrib):
 def valid_inference(contrib, *, n_null: int = 19, n_boot: int = 2000, seed: int = 0) -> dict:
     """The ``usable`` entry of :func:`information_inference` (module docstring): one dict per
     term, and ``terms`` (the :func:`~infodiv.information.valid_terms` record, JSON-ready)."""
-    t = valid_terms(contrib.u, contrib.labels, bias=_bias_of(contrib),
+    t = valid_terms(contrib.u, contrib.labels, bias=member_bias(contrib),
                     n_classes=contrib.n_options, null_permutations=int(n_null), n_boot=n_boot,
                     random_state=seed)
     h_y = float(t["h_y"])

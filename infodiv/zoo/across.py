@@ -29,7 +29,7 @@ __all__ = ["figure_names", "seed_example_interval", "by_depth", "growth_across_d
            "gap_regression", "truncated_vs_depth", "prefix_curve"]
 
 GROWTH_FIGURES = ("accuracy", "cross_entropy", "sq_diversity", "ce_diversity", "probe_bound",
-                  "gauss_joint_corrected", "gauss_tc", "gauss_d_corrected")
+                  "usable_joint", "usable_d_corrected")
 
 
 def figure_names(points, reps, models) -> list[str]:

@@ -12,9 +12,8 @@ __all__ = ["across_markdown", "across_figure"]
 _SHORT = {"accuracy": "accuracy", "cross_entropy": "CE (nats)", "sq_bias": "sq bias",
           "sq_diversity": "sq diversity", "ce_bias": "CE bias (bits)",
           "ce_diversity": "CE diversity (bits)", "probe_bound": "probe I(U;Y) >= (bits)",
-          "gauss_joint": "I(U;Y)", "gauss_tc": "TC", "gauss_tc_y": "TC\\|Y", "gauss_d": "D",
-          "gauss_joint_corrected": "I(U;Y) corr.",
-          "gauss_d_corrected": "D corr. (= TC\\|Y corr.)"}   # '\|': a pipe inside a table cell
+          "usable_joint": "I(U;Y) usable", "usable_relevancy": "sum I(U_m;Y)",
+          "usable_d": "D = I - sum", "usable_d_corrected": "D corr."}
 
 
 def _present(rows, names) -> list[str]:
@@ -59,13 +58,12 @@ def _by_depth(doc) -> list[str]:
              "only).", "", *_depth_table(rows, _present(rows, SCALARS))]
     info = _present(rows, INFORMATION)
     if info:
-        lines += ["", "Gaussian information terms (bits), same two-level intervals; every "
-                  "resample refits the estimator and its own label-permutation null "
-                  f"({doc.get('information_null', '?')} permutations inside each resample; "
-                  "point: the model's full-sample null); 'corr.' = term minus its null mean; "
-                  "replicates centred on the full-sample value (bias from the sample, spread "
-                  "from the resamples). TC is label-free (no null). Values above H(Y) = 2 bits "
-                  "are estimator failures.", "", *_depth_table(rows, info)]
+        lines += ["", "Information terms (bits) of the whole member vectors, same two-level "
+                  "intervals: usable I(U;Y) (cross-fitted, never above H(Y) = 2 bits), the "
+                  "sum of the members' own I(U_m;Y) and D = I(U;Y) minus that sum; each "
+                  "model's per-example held-out terms averaged over the shared resamples, "
+                  "centred on its full-sample value; 'D corr.' = D minus its label-null mean.",
+                  "", *_depth_table(rows, info)]
     return lines
 
 
@@ -88,7 +86,7 @@ def _growth(doc) -> list[str]:
 
 
 def _table1(doc) -> list[str]:
-    names = _present(doc["table1"], (*SCALARS, "gauss_d_corrected"))
+    names = _present(doc["table1"], (*SCALARS, "usable_d_corrected"))
     lines = ["", "## Table 1 form: shared minus unshared, paired by seed and resample", "",
              "| shared L | vs | unshared L | seeds | " + " | ".join(_SHORT[n] for n in names)
              + " |", "|" + "---|" * (4 + len(names))]
@@ -238,12 +236,12 @@ def across_markdown(doc, records) -> str:
 
 
 def across_figure(doc, path) -> None:
-    """Accuracy, CE diversity, the probe bound and the null-corrected Gaussian D against
+    """Accuracy, CE diversity, the probe bound and the null-corrected D against
     members and against parameters, with the seed-and-example intervals."""
     from matplotlib.figure import Figure
 
     panels = _present(doc["by_depth"], ("accuracy", "ce_diversity", "probe_bound",
-                                        "gauss_d_corrected"))
+                                        "usable_d_corrected"))
     fig = Figure(figsize=(3.7 * len(panels), 6.4))
     for row, x in enumerate(("n_members", "params")):
         for col, name in enumerate(panels):

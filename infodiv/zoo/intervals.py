@@ -17,19 +17,17 @@ logistic probe); the truncated-model (logit-lens) and member-subset accuracy at 
 and the truncated model's cross-entropy (bits) at every junction
 (:func:`infodiv.inference.depth.depth_curves`).
 
-The Gaussian information terms (:data:`INFORMATION`: I(U;Y), TC, TC|Y, D of the Helmert-centred
-members, :class:`infodiv.inference.pipelines.InformationPipeline`) get their own replicates
-(:func:`information_replicates`) on the same shared resamples, each with a label-permutation
-null *inside the resample* (:class:`NullCorrectedInformation`): ``corrected_b = term(resample b)
-− mean over J label permutations of term(resample b)``. Refitting the null on every resample
-removes, replicate by replicate, the estimator bias that a bootstrap resample's repeated rows
-add to the label-dependent part. Repeated rows also bias the terms themselves (on an L8 model
-the resamples' I(U;Y) sits 4-5 bits above the full-sample value) and the label null does not
-see that part, so, as :func:`infodiv.inference.nulls.null_corrected` does, the bias is taken
-from the full sample and only the spread from the bootstrap: :func:`centre_replicates` shifts
-every model's information replicates to mean = its point value before any interval is formed.
-TC is label-free: a label permutation leaves it unchanged, so it has no null-corrected version
-(and TC|Y corrected = D corrected).
+The information figures (:data:`INFORMATION`: usable I(U;Y), relevancy Σ_m I(U_m;Y) and
+D = I(U;Y) − Σ_m I(U_m;Y) of the whole member vectors, bits; the valid estimators of
+:func:`infodiv.information.valid_terms`) get their own replicates
+(:func:`information_replicates`) on the same shared resamples: the cross-fitted procedure is
+run once on the full sample and its per-example held-out terms are averaged over each resample
+(the paired bootstrap of :func:`estimators.label_decomposition`, with the resamples shared by
+every model, so differences between models are paired too). Their points and D's
+label-null-corrected value come from the model's ``information_inference``
+(:func:`infodiv.zoo.report.information_inference`); :func:`centre_replicates` shifts every
+model's replicates to mean = its point value before any interval is formed (the corrected D's
+spread is D's).
 
 The probe bound is refitted on every resample with a cross-fitting split that keeps a
 resample's repeated rows in one half (:func:`infodiv.setfunctions.base.duplicate_groups`; a
@@ -50,7 +48,7 @@ import numpy as np
 
 __all__ = ["SCALARS", "CURVES", "INFORMATION", "CENTRED", "model_figures", "ProbeBound",
            "shared_indices", "replicates", "cached_replicates", "probe_null",
-           "NullCorrectedInformation", "information_points", "information_replicates",
+           "information_points", "information_replicates",
            "centre_replicates", "resample_interval"]
 
 #: scalar figures of :func:`model_figures` (name: description)
@@ -63,16 +61,13 @@ SCALARS = {
     "ce_diversity": "cross-entropy diversity, member scale sum (bits)",
     "probe_bound": "probe lower bound on I(U;Y), all members (bits)",
 }
-#: Gaussian information figures (bits): name -> (InformationPipeline statistic, description);
-#: ``*_corrected`` = term minus its label-permutation null mean (TC is label-free: none)
+#: information figures (bits, valid estimators): name -> (``information_inference`` term,
+#: description); ``*_corrected`` = term minus its label-permutation null mean
 INFORMATION = {
-    "gauss_joint": ("joint", "Gaussian I(U;Y)"),
-    "gauss_tc": ("redundancy", "Gaussian TC (label-free)"),
-    "gauss_tc_y": ("conditional_redundancy", "Gaussian TC|Y"),
-    "gauss_d": ("diversity", "Gaussian D = TC|Y - TC"),
-    "gauss_joint_corrected": ("joint", "Gaussian I(U;Y), null-corrected"),
-    # TC is label-free, so TC|Y corrected = D corrected: only D's is kept
-    "gauss_d_corrected": ("diversity", "Gaussian D, null-corrected"),
+    "usable_joint": ("joint", "usable information I(U;Y), cross-fitted"),
+    "usable_relevancy": ("relevancy", "relevancy: sum of the members' I(U_m;Y)"),
+    "usable_d": ("diversity", "D = I(U;Y) - sum of I(U_m;Y)"),
+    "usable_d_corrected": ("diversity", "D, label-null-corrected"),
 }
 #: curve figures (one value per junction k)
 CURVES = ("truncated_accuracy", "subsets_accuracy", "truncated_cross_entropy")
@@ -186,32 +181,6 @@ def probe_null(run, *, n_permutations: int = 50, random_state=0) -> dict:
     return res["probe_bound"].to_dict()
 
 
-class NullCorrectedInformation:
-    """Pipeline ``(run, rng) -> dict``: the :data:`INFORMATION` figures of ``run``, the
-    ``*_corrected`` ones minus the mean over ``n_null`` label permutations of ``run`` (drawn from
-    ``rng``, class counts kept) of the same term, all refitted on the run it gets (bits)."""
-
-    def __init__(self, n_null: int = 5):
-        if isinstance(n_null, bool) or int(n_null) < 1:
-            raise ValueError(f"n_null must be a positive integer, got {n_null!r}")
-        self.n_null = int(n_null)
-
-    def __call__(self, run, rng) -> dict:
-        from infodiv.inference.pipelines import InformationPipeline
-        from infodiv.inference.surrogates import with_arrays
-
-        terms = InformationPipeline()
-        obs = terms(run, rng)
-        null = [terms(with_arrays(run, labels=rng.permutation(run.labels)), rng)
-                for _ in range(self.n_null)]
-        out = {}
-        for name, (stat, _) in INFORMATION.items():
-            out[name] = float(obs[stat])
-            if name.endswith("_corrected"):
-                out[name] = float(obs[stat] - np.mean([n[stat] for n in null]))
-        return out
-
-
 def information_points(information_inference) -> dict:
     """:data:`INFORMATION` point values from a model's ``information_inference`` (the observed
     terms and ``observed − null mean`` of its full-sample label-permutation null); NaN where a
@@ -225,13 +194,19 @@ def information_points(information_inference) -> dict:
     return out
 
 
-def information_replicates(run, indices, *, n_null: int = 5, random_state=0) -> dict:
-    """``{name: array [B]}`` of :class:`NullCorrectedInformation` on ``run.take(idx)`` for every
-    shared resample, one seeded stream per resample (its label permutations)."""
-    pipe = NullCorrectedInformation(n_null)
-    seeds = np.random.SeedSequence(random_state).spawn(len(indices))
-    rows = [pipe(run.take(idx), np.random.default_rng(s)) for idx, s in zip(indices, seeds)]
-    return {name: np.asarray([r[name] for r in rows], np.float64) for name in INFORMATION}
+def information_replicates(run, indices, *, random_state=0) -> dict:
+    """``{name: array [B]}`` of the :data:`INFORMATION` figures on every shared resample: the
+    valid decomposition (:func:`infodiv.information.valid_terms`) fitted once on ``run``, its
+    per-example held-out terms (joint and D) averaged over each resample ``idx`` (module
+    docstring); the corrected D gets D's replicates (centred on its own point later)."""
+    from estimators.label_decomposition import label_decomposition
+    from infodiv.inference.information_terms import member_bias
+
+    dec = label_decomposition(run.u, run.labels, bias=member_bias(run), random_state=random_state)
+    joint = np.asarray([dec.joint_pointwise[idx].mean() for idx in indices], np.float64)
+    d = np.asarray([dec.diversity_pointwise[idx].mean() for idx in indices], np.float64)
+    return {"usable_joint": joint, "usable_relevancy": joint - d, "usable_d": d,
+            "usable_d_corrected": d.copy()}
 
 
 def centre_replicates(points, reps, names=tuple(INFORMATION)) -> dict:

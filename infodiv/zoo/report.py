@@ -9,16 +9,17 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    logits, every bias-diversity variant of :func:`estimators.bias_diversity` (squared loss in
    logit and probability space, cross-entropy; member scale ``mean`` = paper, ``sum`` = the
    model), the paper's Eq. 14 with its gap (:func:`estimators.paper_eq14`) and the information
-   decomposition I(U;Y) = relevancy + diversity with TC and TC|Y
-   (:func:`estimators.information_decomposition`, Gaussian estimator, Helmert-centred members)
-   and the logit-lens accuracy of every prefix (:func:`infodiv.junctions.junction_curves`: the
-   truncated model after each write);
-3. the Gaussian information terms with example-bootstrap intervals, label-permutation nulls and
-   null-corrected values (:func:`information_inference`, from :mod:`infodiv.inference`);
+   decomposition I(U;Y) = relevancy + diversity of the whole member vectors by the valid
+   estimators (:func:`infodiv.information.valid_terms`: usable I(U;Y) with its bracket, never
+   above H(Y); Gaussian only by name, flagged above H(Y)) and the logit-lens accuracy of every
+   prefix (:func:`infodiv.junctions.junction_curves`: the truncated model after each write);
+3. the valid information terms with their intervals, label-permutation nulls and D's
+   null-corrected value (:func:`information_inference`, from
+   :mod:`infodiv.inference.information_terms`);
 4. the figures of :mod:`infodiv.zoo.intervals` (probe lower bound on I(U;Y) with its
    label-permutation null, truncated-model curves) on the full run and on stratified example
    resamples shared by every model (``<out>/<model>/zoo_figures.json``, ``replicates.npz``);
-   the probe bound and the Gaussian terms are centred on their full-sample values
+   the probe bound and the information terms are centred on their full-sample values
    (:data:`infodiv.zoo.intervals.CENTRED`; the probe's raw resample mean and interval are in
    the record's ``probe_interval``);
 5. the toolkit's per-run reports into ``<out>/<model>/``, when ``analyses`` asks for them:
@@ -96,9 +97,11 @@ def _cross_entropy(logits, labels) -> float:
     return float(-logp[np.arange(len(labels)), labels].mean())
 
 
-def headline(contrib, *, info_method: str = "gaussian", random_state: int = 0) -> dict:
+def headline(contrib, *, info_method: str = "usable", random_state: int = 0) -> dict:
     """Accuracy, cross-entropy (nats), bias-diversity variants (their ``units``: cross-entropy
-    variants in bits), Eq. 14, information terms (bits) with the flag I(U;Y) > H(Y)."""
+    variants in bits), Eq. 14, information terms (bits): ``"usable"`` (default) the valid
+    I(U;Y) with its interval and bracket, relevancy and D; a model-based method by name
+    (``"gaussian"``, ...) with the flag I(U;Y) > H(Y)."""
     from estimators import bias_diversity, information_decomposition, paper_eq14
 
     u, y, b = contrib.u, contrib.labels, contrib.bias
@@ -123,16 +126,27 @@ def headline(contrib, *, info_method: str = "gaussian", random_state: int = 0) -
     eq = paper_eq14(u, y, bias=b)
     out["paper_eq14"] = {k: float(getattr(eq, k))
                          for k in ("mse", "bias", "diversity", "ambiguity", "gap")}
-    if info_method:
+    p_y = np.bincount(y) / len(y)
+    h_y = float(-(p_y[p_y > 0] * np.log2(p_y[p_y > 0])).sum())
+    if info_method == "usable":
+        from infodiv.inference.information_terms import member_bias
+        from infodiv.information import valid_terms
+
+        t = valid_terms(u, y, bias=member_bias(contrib), random_state=random_state)
+        out["information"] = {"method": "usable", "label_entropy": h_y, **{
+            k: _plain(t[k]) for k in ("joint", "joint_interval", "joint_lower", "joint_upper",
+                                      "joint_upper_kind", "relevancy", "diversity",
+                                      "diversity_interval", "error_lower_bound",
+                                      "error_upper_bound")}}
+        out["information"]["flag_mi_exceeds_label_entropy"] = bool(t["joint"] > h_y)
+    elif info_method:
         var = _member_variables()(u)
         info = information_decomposition(var, y, method=info_method, random_state=random_state)
-        out["information"] = {"method": info_method, **{
+        out["information"] = {"method": info_method, "model_based": True, **{
             k: float(getattr(info, k)) for k in ("joint", "relevancy", "redundancy",
                                                  "conditional_redundancy", "diversity",
                                                  "residual")}}
         # DESIGN 2.8 flag: an estimate above H(Y) is an estimator failure, not information
-        p_y = np.bincount(y) / len(y)
-        h_y = float(-(p_y[p_y > 0] * np.log2(p_y[p_y > 0])).sum())
         out["information"].update(label_entropy=h_y, flag_mi_exceeds_label_entropy=bool(
             out["information"]["joint"] > h_y))
     return out
@@ -148,20 +162,20 @@ def _plain(x):
     return x
 
 
-def information_inference(contrib, *, n_bootstrap: int = 200, n_permutations: int = 200,
+def information_inference(contrib, *, n_bootstrap: int = 200, n_permutations: int = 19,
                           random_state: int = 0) -> dict:
-    """Gaussian Eq. 13 terms with example-bootstrap intervals, label-permutation nulls and
-    null-corrected values from :mod:`infodiv.inference` (``infer`` on its
-    ``InformationPipeline``); ``{"unavailable": reason}`` when that package is missing."""
-    try:
-        inference = importlib.import_module("infodiv.inference")
-        pipes = importlib.import_module("infodiv.inference.pipelines")
-    except ImportError as exc:
-        return {"unavailable": f"{type(exc).__name__}: {exc}"}
-    res = inference.infer(contrib, pipes.InformationPipeline(), n_bootstrap=n_bootstrap,
-                          n_permutations=n_permutations, random_state=random_state,
-                          progress=False)
-    return {name: _plain(res.summary(name)) for name in pipes.INFORMATION_STATISTICS}
+    """The valid information terms of all members with their inference
+    (:func:`infodiv.inference.information_terms.valid_inference`): ``{term: summary}`` for
+    ``joint`` (usable I(U;Y): value, interval, bracket, label-null p), ``relevancy`` and
+    ``diversity`` (paired bootstrap interval, label null, ``corrected``), the Eq. 12 bounds
+    and ``h_y``. ``n_permutations`` label permutations, each rerunning the whole cross-fitted
+    procedure; ``n_bootstrap`` paired resamples of the per-example terms (at least 200)."""
+    from infodiv.inference.information_terms import valid_inference
+
+    doc = valid_inference(contrib, n_null=n_permutations, n_boot=max(200, n_bootstrap),
+                          seed=random_state)
+    doc.pop("terms")
+    return _plain(doc)
 
 
 def _cached_json(path: Path, key: dict, compute):
@@ -195,9 +209,9 @@ def _cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutation
 def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null: int = 5):
     """Point figures of :func:`infodiv.zoo.intervals.model_figures`, the probe bound's
     label-permutation null (``probe_null`` permutations, 0 skips) and the replicates on the
-    shared resamples ``indices`` (None skips), with the Gaussian information replicates
-    (:func:`infodiv.zoo.intervals.information_replicates`, ``info_null`` label permutations
-    inside every resample; 0 skips), each cached under ``path``."""
+    shared resamples ``indices`` (None skips), with the valid information replicates
+    (:func:`infodiv.zoo.intervals.information_replicates`; ``info_null`` 0 skips them), each
+    cached under ``path``."""
     from .intervals import cached_replicates, information_replicates, model_figures
     from .intervals import probe_null as null_of_probe
 
@@ -215,15 +229,15 @@ def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null
     reps = dict(cached_replicates(contrib, path / "replicates.npz", indices))
     if info_null:
         reps.update(cached_replicates(
-            contrib, path / "information_replicates.npz", indices,
-            key_extra={"information_null": int(info_null)},
-            compute=lambda run, idx: information_replicates(run, idx, n_null=info_null)))
+            contrib, path / "usable_information_replicates.npz", indices,
+            key_extra={"information": "usable"},
+            compute=lambda run, idx: information_replicates(run, idx)))
     return points, reps
 
 
 def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose", "curves"),
-               curves=None, info_method: str = "gaussian", n_bootstrap: int = 200,
-               n_permutations: int = 200, n_resamples: int = 100, probe_null: int = 50,
+               curves=None, info_method: str = "usable", n_bootstrap: int = 200,
+               n_permutations: int = 19, n_resamples: int = 100, probe_null: int = 50,
                info_null: int = 5, only=None, skip=(), reduced=(), reduced_size: int = 20,
                reduced_curves=None, progress: bool = True, log=print) -> list[dict]:
     """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
@@ -236,8 +250,8 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     ``n_bootstrap`` / ``n_permutations`` size :func:`information_inference` (both 0:
     skipped); ``n_resamples`` shared example resamples for every model (0 skips the
     intervals over examples); ``probe_null`` label permutations of the probe bound;
-    ``info_null`` label permutations inside every resample for the null-corrected Gaussian
-    information terms across depth (0 skips those replicates);
+    ``info_null``: 0 skips the information replicates across depth (any other value computes
+    them: :func:`infodiv.zoo.intervals.information_replicates`);
     ``curves``: :func:`curves_settings`. ``skip``: model-name substrings of finished
     checkpoints left out of this report (listed in ``across.json`` and ``summary.md``).
     ``only``: model-name substrings; the other models are skipped and no summary is written

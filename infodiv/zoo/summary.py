@@ -27,11 +27,9 @@ FIGURES = (
     ("ce_diversity (sum, bits)", ("cross_entropy_sum", "diversity")),
     ("eq14_diversity", ("paper_eq14", "diversity")),
     ("eq14_gap", ("paper_eq14", "gap")),
-    ("I(U;Y) gaussian", ("information", "joint")),
-    ("TC", ("information", "redundancy")),
-    ("TC|Y", ("information", "conditional_redundancy")),
-    ("D = TC|Y - TC", ("information", "diversity")),
-    ("I(U;Y) null-corrected", ("information_inference", "joint", "corrected")),
+    ("I(U;Y) usable (<= H(Y))", ("information_inference", "joint", "value")),
+    ("relevancy sum I(U_m;Y)", ("information_inference", "relevancy", "value")),
+    ("D = I - sum I(U_m;Y)", ("information_inference", "diversity", "value")),
     ("D null-corrected", ("information_inference", "diversity", "corrected")),
     ("D permutation p", ("information_inference", "diversity", "p")),
 )
@@ -153,12 +151,15 @@ def _cell(label: str) -> str:
 
 def _markdown(rows, t1, records) -> str:
     cols = ["accuracy", "cross_entropy (nats)", "sq_diversity (paper Eq. 8, mean)",
-            "ce_diversity (sum, bits)", "eq14_diversity", "I(U;Y) gaussian", "TC", "TC|Y",
-            "D = TC|Y - TC", "I(U;Y) null-corrected", "D null-corrected", "D permutation p"]
+            "ce_diversity (sum, bits)", "eq14_diversity", "I(U;Y) usable (<= H(Y))",
+            "relevancy sum I(U_m;Y)", "D = I - sum I(U_m;Y)", "D null-corrected",
+            "D permutation p"]
     lines = ["# Zoo summary (held-out AG News rows 0-1999)", "",
              "Seed mean and 95% t interval over seeds (no interval with one seed). "
-             "Information terms: Gaussian estimator on Helmert-centred members, bits; values "
-             "above H(Y) = 2 bits are estimator failures (flagged in summary.json).", "",
+             "Information terms (bits) of the whole member vectors: I(U;Y) is cross-fitted "
+             "usable information (never above H(Y) = 2 bits), relevancy the sum of the "
+             "members' own I(U_m;Y) (a sum of M terms, each at most H(Y)), D = I(U;Y) minus "
+             "that sum, with its label-null-corrected value and p.", "",
              "| shared | L | executions | M | params | seeds | " + " | ".join(map(_cell, cols))
              + " |",
              "|" + "---|" * (6 + len(cols))]
@@ -196,7 +197,7 @@ def _figure(rows, path) -> None:
     fig = Figure(figsize=(11, 3.4))
     panels = [("accuracy", "held-out accuracy"),
               ("ce_diversity (sum, bits)", "CE diversity (bits)"),
-              ("D = TC|Y - TC", "D (bits, gaussian)")]
+              ("D = I - sum I(U_m;Y)", "D = I(U;Y) - sum I(U_m;Y) (bits)")]
     for k, (label, title) in enumerate(panels):
         ax = fig.add_subplot(1, 3, k + 1)
         for shared, style in ((False, "o-"), (True, "s--")):
