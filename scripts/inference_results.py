@@ -4,9 +4,12 @@ Usage: ``python scripts/inference_results.py RUN_DIR OUT [--resamples 100] [--po
 
 Computes, with one seeded stream per replicate (seed 0):
 
-1. the Gaussian and copula Eq. 13 terms of all members under the example bootstrap and the
-   label-permutation null (``infodiv.inference.wiring.information_inference``);
-2. subsampling of I(U;Y) and D at n, n/2, n/4 with the 1/n extrapolation and its interval;
+1. the information terms of all members with their label-permutation null: the valid usable
+   terms (I(U;Y) with its bracket, relevancy, D with its paired bootstrap) and the model-based
+   Gaussian and copula terms, labelled and flagged above H(Y)
+   (``infodiv.inference.information_terms.information_inference``);
+2. subsampling of the Gaussian (model-based) I(U;Y) and D at n, n/2, n/4 with the 1/n
+   extrapolation and its interval;
 3. the curve statistics of ``accuracy_calibrated`` and ``mi_gaussian`` (g(k) slope with and
    without g(1), DR mean difference and per-triple BH tests, growth-law choice) under the
    two-level bootstrap and the null (``infodiv.inference.curve_inference``);
@@ -31,10 +34,9 @@ from infodiv.inference import (
     curve_inference_markdown,
     surrogate_power,
 )
-from infodiv.inference._api import information_terms
+from infodiv.inference.information_terms import ModelBasedTerms, information_inference
 from infodiv.inference.report import POWER_TESTS
 from infodiv.inference.subsampling import subsample_extrapolation
-from infodiv.inference.wiring import information_inference
 from infodiv.reports.serialize import write_json
 
 
@@ -52,10 +54,11 @@ def main():
     t0 = time.process_time()
     doc = {"run": {"dir": args.run_dir, "N": run.n_examples, "M": run.n_members,
                    "meta": {k: run.meta.get(k) for k in ("model", "task")}}}
-    doc["information"] = information_inference(run, ("gaussian", "copula"), n_resamples=b,
-                                               n_null=b)
-    doc["subsampling"] = {t: subsample_extrapolation(
-        run, lambda r, t=t: information_terms(r)[t], n_subsamples=5, n_bootstrap=30)
+    doc["information"] = information_inference(run, ("usable", "gaussian", "copula"),
+                                               n_resamples=b, n_null=max(19, b // 5))
+    gaussian = ModelBasedTerms()
+    doc["subsampling"] = {f"{t} (gaussian, model-based)": subsample_extrapolation(
+        run, lambda r, t=t: gaussian(r, None)[t], n_subsamples=5, n_bootstrap=30)
         for t in ("joint", "diversity")}
     md = []
     for obj in ("accuracy_calibrated", "mi_gaussian"):

@@ -261,8 +261,8 @@ def _information_summary(out: Path, tasks) -> dict:
                 continue
             row["methods"][method] = {
                 term: {k: t.get(k) for k in ("value", "null_mean", "p", "corrected",
-                                             "corrected_ci", "ci")}
-                for term, t in terms.items()}
+                                             "corrected_ci", "ci", "bracket")}
+                for term, t in terms.items() if isinstance(t, dict) and "value" in t}
         for flag in inf.get("flags") or ():
             codes = row.setdefault("flags", {}).setdefault(flag["where"], [])
             codes.append(flag["code"])
@@ -316,11 +316,14 @@ def _plot_figure3(doc, path, left_out: int = 0) -> None:
 
 
 def information(args) -> None:
-    """Eq. 13 terms of all members (Gaussian and copula) under the example bootstrap and the
-    label null, and the n, n/2, n/4 subsampling with the 1/n extrapolation of I(U;Y) and D."""
-    from infodiv.inference._api import information_terms
+    """Information terms of all members with their label null: the valid usable terms (I(U;Y)
+    with its bracket, relevancy, D with its paired bootstrap) and the model-based Gaussian and
+    copula terms (labelled, flagged above H(Y)) under the example bootstrap
+    (:func:`infodiv.inference.information_terms.information_inference`), and the n, n/2, n/4
+    subsampling with the 1/n extrapolation of the Gaussian I(U;Y) and D (model-based: how far
+    they move with n)."""
+    from infodiv.inference.information_terms import ModelBasedTerms, information_inference
     from infodiv.inference.subsampling import subsample_extrapolation
-    from infodiv.inference.wiring import information_inference
     from infodiv.reports.serialize import write_json
 
     contrib, _ = _load(args.run_dir)
@@ -329,11 +332,12 @@ def information(args) -> None:
     t0 = time.process_time()
     doc = {"run": {"dir": os.path.relpath(Path(args.run_dir).resolve(), out.resolve()),
                    "N": contrib.n_examples, "M": contrib.n_members},
-           "information": information_inference(contrib, ("gaussian", "copula"),
+           "information": information_inference(contrib, ("usable", "gaussian", "copula"),
                                                  n_resamples=args.resamples,
-                                                 n_null=args.resamples)}
-    doc["subsampling"] = {t: subsample_extrapolation(
-        contrib, lambda r, t=t: information_terms(r)[t], n_subsamples=5,
+                                                 n_null=max(19, args.resamples // 5))}
+    gaussian = ModelBasedTerms()
+    doc["subsampling"] = {f"{t} (gaussian, model-based)": subsample_extrapolation(
+        contrib, lambda r, t=t: gaussian(r, None)[t], n_subsamples=5,
         n_bootstrap=args.subsampling_resamples) for t in ("joint", "diversity")}
     doc["cpu_s"] = time.process_time() - t0
     doc["commit"] = _commit()
@@ -455,7 +459,7 @@ def main(argv=None) -> int:
     d.add_argument("--model", default="smollm2-135m")
     d.add_argument("--resamples", type=int, default=200)
     d.add_argument("--leave-last", type=int, nargs="+", default=[1, 5])
-    d.add_argument("--info-methods", nargs="+", default=["gaussian", "copula"],
+    d.add_argument("--info-methods", nargs="+", default=["usable"],
                    help="estimators of the per-task information terms (infodiv decompose's)")
     d.add_argument("--reuse-only", action="store_true",
                    help="per-task reports only from finished parts (no new computation)")
