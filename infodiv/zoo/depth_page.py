@@ -290,20 +290,29 @@ def _truncated_lines(summary, hops) -> list[str]:
             ""]
 
 
+def _span(lo, hi) -> str:
+    return f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
+
+
 def _holds(cell) -> str:
     """How often a claim is a finding, in words, with its power (counts only)."""
     pw = ("" if cell["power_max"] is None else
-          f"; power on its matched case {cell['power_min']:.2f}–{cell['power_max']:.2f}, "
+          f"; power on its matched case {_span(cell['power_min'], cell['power_max'])}, "
           f"shuffled-label rate at most {cell['false_positive_max']:.2f}")
     n, m = cell["n_finding"], cell["n_models"]
+    models = "the one analysed model" if m == 1 else f"all {m} analysed models"
     if n == m:
-        head = f"a finding in all {m} analysed model(s)"
+        head = f"a finding in {models}"
     elif n == 0:
-        head = f"not a finding in any of the {m} analysed model(s)"
+        head = ("not a finding in " + ("the one analysed model" if m == 1
+                                       else f"any of the {m} analysed models"))
         if cell["no_test"] and len(cell["no_test"]) == m:
             head += " (power below 1/2 everywhere: no test)"
     else:
         head = f"a finding in {n} of {m} analysed models ({', '.join(cell['findings'])})"
+    if cell["n_detected"] > n:     # detected, not calibrated: a finding needs both
+        head += (f"; detected but not calibrated (its rule fires on shuffled labels beyond "
+                 f"the level) in {cell['n_detected'] - n} model(s), so no finding there")
     return head + pw
 
 
