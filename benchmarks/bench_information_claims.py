@@ -21,6 +21,8 @@ Detection rates carry Wilson 95% intervals. Process CPU seconds per engine run a
 objective and case; a rerun replaces only the keys it computes).
 
 Run: ``python benchmarks/bench_information_claims.py [--power 20 --b 20 --k 39]``;
+``--claims marginal_gain_redundancy --triples 40`` for the marginal-gain claim (its (S, x)
+pairs come from the design's chains);
 ``--objective mi_usable --n 500 --members 16`` for the usable-information variant (a full-set
 fit costs seconds there).
 """
@@ -80,7 +82,7 @@ def summary(rec) -> dict:
 
 
 def one(run, with_control, args) -> dict:
-    design = Design(args.objective, n_orders=args.orders, n_triples=0)
+    design = Design(args.objective, n_orders=args.orders, n_triples=args.triples)
     c0 = time.process_time()
     names = args.claims or NAMES_BY_OBJECTIVE.get(args.objective, NAMES)
     recs = evaluate(run, claims(names, with_control, args.copies), design, n_bootstrap=args.b,
@@ -109,7 +111,10 @@ def main(argv=None) -> None:
     ap.add_argument("--copies", type=int, default=None,
                     help="planted copies of the matched case (default: the registry's)")
     ap.add_argument("--claims", type=lambda s: tuple(s.split(",")), default=None,
-                    help="comma-separated subset of " + ",".join(NAMES))
+                    help="comma-separated subset of " + ",".join(NAMES)
+                    + " (or marginal_gain_redundancy, with --triples)")
+    ap.add_argument("--triples", type=int, default=0,
+                    help="DR chains of the design (the marginal-gain claim's (S, x) pairs)")
     args = ap.parse_args(argv)
     run = members_run(args.case, args.n, args.members, args.seed)
     control = conditionally_independent(run, random_state=args.seed + 1)
@@ -119,8 +124,11 @@ def main(argv=None) -> None:
         key += "/" + ",".join(args.claims)
     if args.copies:
         key += f"/copies{args.copies}"
+    if args.triples:
+        key += f"/T{args.triples}"
     with threadpool_limits(1):
         doc = {"sizes": {"n": args.n, "M": args.members, "B": args.b, "K": args.k,
+                         "n_triples": args.triples,
                          "n_power": args.power, "n_orders": args.orders, "seed": args.seed,
                          "planted_copies": args.copies or min(4, args.members // 2)},
                "real": one(run, True, args)}
