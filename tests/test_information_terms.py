@@ -147,3 +147,23 @@ def test_decomposition_report_keeps_every_variant_and_the_depth_estimand(tmp_pat
     assert {"value", "ci", "p", "corrected", "corrected_ci"} <= set(s)
     md = (tmp_path / "a" / "decompositions.md").read_text()
     assert "Depth: truncated model vs member subsets" in md and "paper_eq14/mean" in md
+
+
+def test_model_based_terms_on_shuffled_labels_and_label_free_terms():
+    """By name only: the Gaussian terms under the refitted bootstrap and the label null; the
+    null-corrected joint covers 0 on shuffled labels; TC does not involve Y, so no null."""
+    run = shuffled_labels(dependent_ensemble(200, 5, signal=0.5, rho=0.4, random_state=2),
+                          random_state=0)
+    doc = information_inference(run, ("gaussian",), n_resamples=20, n_null=19)
+    assert set(doc["methods"]) == {"gaussian"}
+    terms = doc["methods"]["gaussian"]
+    joint = terms["joint"]
+    assert joint["corrected_ci"][0] <= 0 <= joint["corrected_ci"][1]
+    assert joint["n_bootstrap"] == 20 and joint["n_permutations"] == 19
+    assert joint["corrected"] == pytest.approx(joint["value"] - joint["null_mean"])
+    assert joint["ci"][0] <= joint["value"] <= joint["ci"][1]
+    assert "p" not in terms["redundancy"] and "does not involve Y" in terms["redundancy"][
+        "null_note"]
+    assert "not an estimate" in terms["validity"]
+    with pytest.raises(ValueError, match="unknown"):
+        information_inference(run, ("knn",))
