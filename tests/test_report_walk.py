@@ -102,6 +102,14 @@ KNOWN = (
      "the decompositions' information_inference block states no units "
      "(infodiv/reports/decomposition.py)"),
 )
+KNOWN += tuple(
+    (doc, r"^/(objectives/mi_\w+|selection/inference)/verdicts/\w+$", "units",
+     "the curves report's verdict records of an information objective state no units "
+     "(infodiv/inference/record.py, infodiv/reports/curves.py)")
+    for doc in ("curves/report.json", "report.json")) + (
+    ("report.json", r"^\[\d+\]/answer/verdicts\[\d+\]$", "units",
+     "the answer block's verdict lines of an information objective state no units "
+     "(infodiv/reports/answer.py)"),)
 RUN_DOCS = ("report.json", "curves/report.json", "decompositions/decompositions.json",
             "run.json", "contributions/meta.json")
 
@@ -123,7 +131,8 @@ def small_run(tmp_path_factory):
     (data / "dev.tsv").write_text("\n".join(rows) + "\n")
     assert main(["run", "--model", str(root / "llama"), "--data-dir", str(root / "data"),
                  "--out", str(root / "runs"), "--n", "48", "--n-permutations", "10",
-                 "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]) == 0
+                 "--n-bootstrap", "20", "--power-replicates", "2", "--objective", "accuracy",
+                 "mi_gaussian", "--quiet"]) == 0
     (folder,) = (root / "runs").iterdir()
     return folder
 
