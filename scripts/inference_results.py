@@ -26,6 +26,8 @@ import json
 import time
 from pathlib import Path
 
+from infodiv.inference.report import POWER_TESTS
+
 from extraction.contributions import Contributions
 from infodiv.inference import (
     CurvePipeline,
@@ -35,7 +37,6 @@ from infodiv.inference import (
     surrogate_power,
 )
 from infodiv.inference.information_terms import ModelBasedTerms, information_inference
-from infodiv.inference.report import POWER_TESTS
 from infodiv.inference.subsampling import subsample_extrapolation
 from infodiv.reports.serialize import write_json
 
