@@ -127,3 +127,25 @@ def test_reports_title_every_figure_with_the_run(run, tmp_path, monkeypatch):
                                  if k in CurvesSettings.__dataclass_fields__})  # settings have it
     curves_report(run, tmp_path / "curves", settings)
     assert titles == dict.fromkeys(titles, run_label(run)) and len(titles) == 4
+
+
+def test_one_task_is_not_averaged(run):
+    """Figure 3 and Figure 4 of a one-task run: no "Avg." column, no "mean over tasks"."""
+    from infodiv.controls import conditionally_independent_ensemble
+    from infodiv.junctions import junction_curves
+    from infodiv.reports.figures import plot_correlations
+    from infodiv.tables import correlation_table, module_shares
+
+    fig = plot_correlations(correlation_table([junction_curves(run, n_bootstrap=0)]))
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["sst2"]
+    assert "Avg." not in fig.get_suptitle()
+    assert plot_module_shares(module_shares([run])).get_suptitle() == \
+        "Module shares of bias and diversity (task sst2)"
+    other = conditionally_independent_ensemble(240, 11, mu=0.4, random_state=1)
+    other.meta.update(run.meta, task="rte")
+    fig = plot_correlations(correlation_table([junction_curves(r, n_bootstrap=0)
+                                               for r in (run, other)]))
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["sst2", "rte", "Avg."]
+    assert "Avg. = Fisher-z mean over the tasks" in fig.get_suptitle()
+    assert plot_module_shares(module_shares([run, other])).get_suptitle().endswith(
+        "(mean over 2 tasks)")

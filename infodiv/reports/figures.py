@@ -220,9 +220,16 @@ def plot_correlations(table, path=None, *, alpha: float = 0.05):
     """Figure 3: heat map of correlations per model (rows measure × method, columns tasks).
 
     Cells with ``p < alpha`` are marked with an asterisk (the paper underlines them); the
-    "Avg." column (Fisher-z average) carries no test.
+    "Avg." column (Fisher-z average over the tasks) carries no test and is left out where a
+    model has one task only (an average of one is no average).
     """
     recs = table.to_records()
+    tasks_of = {}
+    for r in recs:
+        if r["task"] != "Avg.":
+            tasks_of.setdefault(r["model"], set()).add(r["task"])
+    recs = [r for r in recs if r["task"] != "Avg." or len(tasks_of.get(r["model"], ())) > 1]
+    averaged = any(r["task"] == "Avg." for r in recs)
     if not recs:
         raise ValueError("the correlation table is empty")
     models = list(dict.fromkeys(r["model"] for r in recs))
@@ -247,7 +254,8 @@ def plot_correlations(table, path=None, *, alpha: float = 0.05):
         ax.set_yticks(range(len(rows)), [f"{m} ({k[0].upper()})" for m, k in rows], fontsize=8)
         ax.set_title(model or "model", fontsize=9)
         fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.suptitle(f"Correlation with accuracy\n(* p < {alpha}; P = Pearson, S = Spearman)",
+    avg = "; Avg. = Fisher-z mean over the tasks" if averaged else ""
+    fig.suptitle(f"Correlation with accuracy\n(* p < {alpha}; P = Pearson, S = Spearman{avg})",
                  fontsize=9)
     return save_figure(fig, path)
 
@@ -255,9 +263,12 @@ def plot_correlations(table, path=None, *, alpha: float = 0.05):
 def plot_module_shares(table, path=None, *, title=None):
     """Figure 4: stacked bars of the bias and diversity shares of each module group per model.
 
-    Uses the table's "Avg." rows (the mean share over tasks).
+    Uses the table's "Avg." rows (the mean share over each model's tasks); the default title
+    names the task when there is one, else says how many tasks are averaged.
     """
-    recs = [r for r in table.to_records() if r["task"] == "Avg."]
+    every = table.to_records()
+    recs = [r for r in every if r["task"] == "Avg."]
+    tasks = sorted({r["task"] for r in every if r["task"] != "Avg."})
     if not recs:
         raise ValueError("the module-share table has no 'Avg.' rows")
     models = list(dict.fromkeys(r["model"] for r in recs))
@@ -284,7 +295,8 @@ def plot_module_shares(table, path=None, *, title=None):
     axes[0].set_ylabel("share of the total (Eq. 9-10)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside right center", fontsize=7, frameon=False)
-    fig.suptitle(title or "Module shares of bias and diversity (mean over tasks)", fontsize=9)
+    over = f"task {tasks[0]}" if len(tasks) == 1 else f"mean over {len(tasks)} tasks"
+    fig.suptitle(title or f"Module shares of bias and diversity ({over})", fontsize=9)
     return save_figure(fig, path)
 
 
