@@ -239,7 +239,7 @@ def _g(x) -> str:
 def _valid_lines(v: dict) -> list[str]:
     j, r, d = v["joint"], v["relevancy"], v["diversity"]
     lines = [f"- I(U;Y) = {_g(j['value'])} bits, 95% interval {interval(j['ci'])}, bracket "
-             f"{interval(j['bracket'])} (upper side: {j['upper_kind']}; H(Y) = "
+             f"on I(U;Y) itself {interval(j['bracket'])} (upper side: {j['upper_kind']}; H(Y) = "
              f"{_g(v['h_y'])}); cross-fitted usable information, families chosen by nested "
              f"cross-validation: {', '.join(dict.fromkeys(j['families']))}."]
     if "p" in j:
