@@ -151,13 +151,16 @@ def _configure_report(p) -> None:
     p.add_argument("--skip", nargs="*", default=[],
                    help="model-name substrings of finished checkpoints to leave out (listed "
                         "in the summary)")
-    p.add_argument("--info-method", default="gaussian",
-                   help="estimator of the headline information terms ('none' skips)")
+    p.add_argument("--info-method", default="usable",
+                   help="estimator of the headline information terms: 'usable' (valid for a "
+                        "discrete label), a model-based one by name ('gaussian', ...); 'none' "
+                        "skips")
     p.add_argument("--n-bootstrap", type=int, default=200,
                    help="example bootstrap of the information terms (0 with --n-permutations "
                         "0 skips)")
-    p.add_argument("--n-permutations", type=int, default=200,
-                   help="label permutations of the information terms' null")
+    p.add_argument("--n-permutations", type=int, default=19,
+                   help="label permutations of the information terms' null (each reruns the "
+                        "whole cross-fitted procedure)")
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--quiet", action="store_true")
 
