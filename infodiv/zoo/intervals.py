@@ -34,7 +34,7 @@ resample's repeated rows in one half (:func:`infodiv.setfunctions.base.duplicate
 repeat in both halves was scored by a fit that had seen it, and the intervals sat above their
 points). Each half then holds about 0.632 of n/2 distinct rows, so the refitted probe is a
 probe trained on fewer examples: its resample mean differs from the full-sample value (lower on
-the zoo models). It is therefore centred like the Gaussian terms (:data:`CENTRED`); the raw
+the zoo models). It is therefore centred like the information terms (:data:`CENTRED`); the raw
 resample mean and interval are kept beside it (:func:`resample_interval`).
 """
 
