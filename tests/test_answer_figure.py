@@ -133,3 +133,11 @@ def test_plot_has_legend_units_reference_and_a_fitting_title(curves, tmp_path):
     box = ax.title.get_window_extent(renderer)
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width
     assert ax.title.get_text().startswith(title.split(" (")[0].split()[0])
+
+
+def test_a_widened_band_says_so(curves):
+    data = json.loads(json.dumps(curves))
+    data["control"]["widened"] = 0.012
+    (legend,) = plot_answer_curves(data).legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert "extended" not in texts[0] and texts[1].endswith("(extended to its mean by up to 0.012)")

@@ -180,7 +180,8 @@ def plot_answer_curves(data: dict, path=None, *, title=None):
         band = ax.fill_between(k, cur["ci_low"], cur["ci_high"], color=colour, alpha=0.2, lw=0)
         (line,) = ax.plot(k, cur["mean"], color=colour, lw=1.6)
         handles.append((band, line))
-        labels.append(f"{label}, {pct} band")
+        labels.append(f"{label}, {pct} band" + (
+            f" (extended to its mean by up to {cur['widened']:.2g})" if cur["widened"] else ""))
     ref = data["reference"]
     handles.append(ax.axhline(ref["value"], color="0.35", ls=":", lw=1.0))
     labels.append(f"{ref['label']} ({ref['value']:.3g})")

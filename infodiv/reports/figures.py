@@ -201,9 +201,11 @@ def plot_junction_curves(curves, path=None, *, measures=("accuracy", "mse", "bia
     if with_bands:
         cur = with_bands[0]
         handles[f"{cur.confidence:.0%} band"] = Patch(color="0.6", alpha=0.4)
+        widened = max(c.widened for c in with_bands)
         caption = (f"Bands: {cur.confidence:.0%} example bootstrap of each mean "
                    f"({cur.n_bootstrap} resamples of the {cur.n_examples} examples, model "
-                   "fixed, percentile).")
+                   "fixed, percentile" + (f"; extended to the mean by up to {widened:.2g}"
+                                          if widened else "") + ").")
     else:
         caption = "No bands: the curves were computed without resampling (n_bootstrap=0)."
     fig.legend(list(handles.values()), list(handles), loc="outside lower center",
