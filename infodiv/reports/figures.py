@@ -1,10 +1,15 @@
 """Every figure of the reports, in one object-oriented matplotlib style.
 
 The paper's Figure 3 (correlations), Figure 4 (module shares) and Figures 5/7 (junction
-curves); the layer-addition curves, gain profiles and Shapley values of the curves report; the
-layer graph. Figures are built by :func:`new_figure` on :class:`matplotlib.figure.Figure` with
-the Agg canvas, so nothing touches pyplot's global state (or the backend) or needs a display;
-each function returns the Figure and, given ``path``, saves it as PNG at :data:`DPI`.
+curves, absolute values in their units with example-bootstrap bands); the layer-addition
+curves, gain profiles and Shapley values of the curves report; the layer graph laid out by
+depth and kind with its redundancy communities (the answer figure, real members against their
+conditionally independent control, is :mod:`infodiv.reports.answer_figure`). Every figure
+with more than one series has a legend, and titles are wrapped to fit when saved
+(:func:`fit_titles`; tests/test_figures_readable.py). Figures are built by
+:func:`new_figure` on :class:`matplotlib.figure.Figure` with the Agg canvas, so nothing
+touches pyplot's global state (or the backend) or needs a display; each function returns the
+Figure and, given ``path``, saves it as PNG at :data:`DPI`.
 """
 
 from __future__ import annotations
