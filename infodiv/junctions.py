@@ -59,14 +59,15 @@ CI_METHOD = "example bootstrap (rows resampled, model fixed), percentile"
 def percentile_band(estimate, replicates, confidence: float = 0.95):
     """``(low, high, widened)``: the percentile interval over axis 0 of ``replicates``
     (:func:`infodiv.inference.bootstrap.percentile_interval`, failed NaN replicates ignored)
-    extended element-wise to contain ``estimate``; ``widened`` is the largest extension
-    (0 when every estimate lay inside)."""
+    extended element-wise to contain ``estimate``; ``widened`` is the largest extension beyond
+    float rounding (16 ulps of the estimate; 0 when every estimate lay inside)."""
     from .inference.bootstrap import percentile_interval
 
     est = np.asarray(estimate, dtype=np.float64)
     lo, hi = percentile_interval(replicates, confidence)
     gap = np.nan_to_num(np.maximum(lo - est, est - hi), nan=0.0)
-    return np.fmin(lo, est), np.fmax(hi, est), float(max(gap.max(initial=0.0), 0.0))
+    gap[gap <= 16 * np.spacing(np.abs(est))] = 0.0
+    return np.fmin(lo, est), np.fmax(hi, est), float(gap.max(initial=0.0))
 
 
 @dataclass(frozen=True)

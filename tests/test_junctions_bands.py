@@ -78,3 +78,12 @@ def test_percentile_band_extends_to_the_estimate():
     np.testing.assert_allclose(lo, [1.05, 0.05])          # 2.5% quantiles (linear)
     np.testing.assert_allclose(hi, [2.95, 5.0])           # 97.5%, the second one extended
     assert widened == pytest.approx(5.0 - 1.95)
+
+
+def test_rounding_is_no_widening():
+    """Replicates equal to the estimate up to a few ulps (a constant score, reweighted) are
+    included in the band without counting as a widening."""
+    est = np.array([0.1 + 0.2, 1.0])
+    reps = np.tile([0.3, 1.0], (50, 1))                  # 0.1 + 0.2 != 0.3 in floats
+    lo, hi, widened = percentile_band(est, reps)
+    assert widened == 0.0 and (lo <= est).all() and (est <= hi).all()
