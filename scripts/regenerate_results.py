@@ -1,4 +1,4 @@
-"""Regenerate docs/results/ with the issue-9 statistics, one resumable part at a time.
+"""Regenerate docs/results/, one resumable part at a time.
 
 Called by ``scripts/regenerate_results.sh`` (which also extracts the runs); usable alone::
 
@@ -75,7 +75,8 @@ def _power_map(items) -> dict:
 
 
 def curve_parts(args) -> None:
-    from infodiv.reports.curves import CurvesSettings, curves_markdown, curves_report
+    from infodiv.reports.curves import CurvesSettings, curves_report
+    from infodiv.reports.curves_md import curves_markdown
     from infodiv.reports.serialize import write_json
 
     contrib, root = _load(args.run_dir)
@@ -90,12 +91,12 @@ def curve_parts(args) -> None:
         settings = CurvesSettings(
             objectives=(obj,), n_permutations=args.n_permutations, n_triples=args.n_triples,
             stability=args.stability if first else 0, graph=first and not args.no_graph,
-            info_method=None if args.info_method == "none" else args.info_method,
-            inference=args.resamples != 0, inference_resamples=args.resamples or None,
-            inference_null=args.null or None, power_replicates=power.get(obj, 0),
-            n_jobs=args.n_jobs)
+            inference=args.resamples != 0, n_bootstrap=args.resamples or 20,
+            n_null=args.null or None, power_replicates=power.get(obj, 0), n_jobs=args.n_jobs)
         meta = part / "part.json"
-        if (part / "report.json").exists() and meta.exists():
+        fresh = (part / "report.json").exists() and "point" in json.loads(
+            (part / "report.json").read_text())["objectives"].get(obj, {})
+        if fresh and meta.exists():
             print(f"[curves] {out.name}/{obj}: reused (resume)", flush=True)
         else:
             print(f"[curves] {out.name}/{obj}: computing (power {power.get(obj, 0)})", flush=True)
@@ -103,13 +104,10 @@ def curve_parts(args) -> None:
             curves_report(contrib, part, settings, run_dir=root)
             meta.write_text(json.dumps({
                 "objective": obj, "power_replicates": power.get(obj, 0),
-                "inference_resamples": args.resamples, "inference_null": args.null or None,
+                "n_bootstrap": args.resamples, "n_null": args.null or None,
                 "stability": settings.stability, "graph": settings.graph,
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
                 "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
-        if args.add_verdicts is not None and (not args.add_verdicts or obj in args.add_verdicts):
-            # selection verdicts on the part whose selection section the merge keeps only
-            _add_verdicts(contrib, part, obj, args.n_jobs, args.add_selection and i == 0)
         docs[obj] = json.loads((part / "report.json").read_text())
         record["parts"][obj] = json.loads(meta.read_text())
     if args.parts_only:
@@ -135,47 +133,9 @@ def curve_parts(args) -> None:
                 shutil.copy2(f, out / f.name)
     write_json(out / "report.json", merged)
     (out / "report.md").write_text(curves_markdown(merged))
-    record["cpu_s_total"] = sum(p["cpu_s"] + sum((p.get(k) or {}).get("cpu_s", 0.0)
-                                                 for k in ("added_verdicts", "added_selection"))
-                                for p in record["parts"].values())
+    record["cpu_s_total"] = sum(p["cpu_s"] for p in record["parts"].values())
     write_json(out / "regeneration.json", record)
     print(f"[curves] wrote {out} ({record['cpu_s_total']:.0f} CPU s in parts)", flush=True)
-
-
-def _add_verdicts(contrib, part: Path, obj: str, n_jobs: int, selection: bool = False) -> None:
-    """The verdicts designed to be added to a computed report (``infodiv.inference.added``:
-    the diversity effect with its matched power control; with ``selection``, on the part that
-    carries the selection section, the selection verdicts with their null and power) applied to
-    the part itself, so that every later merge keeps them; recorded in ``part.json`` as
-    ``added_verdicts`` / ``added_selection`` (names, commit, CPU s), each done once."""
-    from infodiv.inference import added
-    from infodiv.reports.serialize import jsonable, write_json
-
-    meta = json.loads((part / "part.json").read_text())
-    doc = json.loads((part / "report.json").read_text())
-    before = set(doc["objectives"][obj]["report"].get("verdicts") or {})
-    jobs = []
-    # a part computed by a library that has the verdict carries it already: nothing to add
-    if not meta.get("added_verdicts") and "diversity_effect" not in before:
-        jobs.append(("added_verdicts", lambda: added.add_verdicts(doc, contrib, obj,
-                                                                  n_jobs=n_jobs)))
-    if (selection and "selection" in doc and not meta.get("added_selection")
-            and "inference" not in doc["selection"]):
-        jobs.append(("added_selection", lambda: added.add_selection_verdicts(doc, contrib,
-                                                                             n_jobs=n_jobs)))
-    if not jobs:
-        print(f"[verdicts] {part.parent.name}/{obj}: nothing to add (resume)", flush=True)
-    for key, job in jobs:
-        print(f"[verdicts] {part.parent.name}/{obj}: {key}", flush=True)
-        t0, w0 = time.process_time(), time.perf_counter()
-        job()
-        rep = doc["objectives"][obj]["report"]
-        names = (sorted(set(rep["verdicts"]) - before) if key == "added_verdicts" else
-                 sorted(doc["selection"]["inference"].get("verdicts") or {}))
-        meta[key] = {"names": names, "commit": _commit(), "cpu_s": time.process_time() - t0,
-                     "wall_s": time.perf_counter() - w0, "n_jobs": n_jobs}
-        write_json(part / "report.json", jsonable(doc))
-        (part / "part.json").write_text(json.dumps(meta, indent=1))
 
 
 def decompositions(args) -> None:
@@ -346,72 +306,6 @@ def information(args) -> None:
           flush=True)
 
 
-#: what the grouped cross-fitting split (aba06df) can change in a part: example-bootstrap fields
-SPLIT_FIELDS = tuple(f"report.{f}" for f in (
-    "gain_slope.ci", "gain_slope.corrected_ci", "gain_slope.from_k2.ci",
-    "gain_slope.from_k2.corrected_ci", "dr.mean_difference_ci", "dr.significant_violation_rate",
-    "dr.significant_violation_rate_corrected", "diversity.beta_ci", "diversity.partial_r_ci",
-    "fits.fraction_of_resamples.aicc.linear", "gain_slope.slope", "gain_slope.p")) + (
-    "inference.dr.mean_difference_corrected_ci",)
-
-
-def split_changes(args) -> None:
-    """Before/after record of the parts recomputed on the grouped cross-fitting split: for each
-    stale part kept in ``--stale`` (``<folder>/<objective>/report.json``) the fields of
-    ``SPLIT_FIELDS`` (paths in ``objectives.<objective>``), every verdict (detected, power,
-    false-positive rate) and the greedy stability, before (stale part) and after (the committed
-    report), with both commits."""
-    from infodiv.reports.serialize import write_json
-
-    def get(doc, path):
-        for key in path.split("."):
-            doc = (doc or {}).get(key)
-        return doc
-
-    def nested(rep):   # {"gain_slope": {"ci": ...}}: README placeholders address it by path
-        tree = {}
-        for path in SPLIT_FIELDS:
-            *head, last = path.split(".")
-            node = tree
-            for key in head:
-                node = node.setdefault(key, {})
-            node[last] = get(rep, path)
-        return tree
-
-    def verdicts(rep):
-        return {name: {"detected": v.get("detected"),
-                       "power": (v.get("power") or {}).get("rate"),
-                       "false_positive": (v.get("false_positive") or {}).get("rate")}
-                for name, v in (rep.get("verdicts") or {}).items()}
-
-    out = {"meaning": "example-bootstrap statistics of the parts that cross-fit inside a "
-                      "resample, before (a resample's repeated rows could sit in both halves) "
-                      "and after aba06df (they stay in one half)", "parts": {}}
-    for stale in sorted(Path(args.stale).glob("*/*/report.json")):
-        folder, obj = stale.parent.parent.name, stale.parent.name
-        now = Path(args.root) / folder
-        if not (now / "report.json").exists():
-            continue
-        old_doc, new_doc = json.loads(stale.read_text()), json.loads((now / "report.json")
-                                                                     .read_text())
-        (old_entry, old_rep), (new_entry, new_rep) = (
-            (d["objectives"][obj], d["objectives"][obj]["report"]) for d in (old_doc, new_doc))
-        old_meta = json.loads((stale.parent / "part.json").read_text())
-        new_meta = json.loads((now / "regeneration.json").read_text())["parts"][obj]
-        if new_meta.get("commit") == old_meta.get("commit"):
-            continue   # not recomputed (yet)
-        entry = {"commit_before": old_meta.get("commit"), "commit_after": new_meta.get("commit"),
-                 "before": nested(old_entry), "after": nested(new_entry),
-                 "verdicts_before": verdicts(old_rep), "verdicts_after": verdicts(new_rep)}
-        if old_meta.get("stability") and "stability" in old_doc:
-            entry["stability_kendall_tau_mean"] = [old_doc["stability"]["kendall_tau_mean"],
-                                                   new_doc["stability"]["kendall_tau_mean"]]
-        out["parts"][f"{folder}:{obj}"] = entry
-    write_json(Path(args.root) / "split_changes.json", out)
-    print(f"[split-changes] wrote {Path(args.root) / 'split_changes.json'} "
-          f"({len(out['parts'])} parts)", flush=True)
-
-
 def readme(args) -> None:
     """Fill every ``README.template.md`` under docs/results (zoo excluded) from the JSON."""
     from infodiv.reports.markdown import fill_numbers
@@ -438,16 +332,8 @@ def main(argv=None) -> int:
     c.add_argument("--n-permutations", type=int, default=200)
     c.add_argument("--n-triples", type=int, default=200)
     c.add_argument("--stability", type=int, default=10)
-    c.add_argument("--info-method", default="gaussian")
     c.add_argument("--no-graph", action="store_true")
     c.add_argument("--n-jobs", type=int, default=1, help="joblib workers of each part")
-    c.add_argument("--add-verdicts", nargs="*", default=None, metavar="OBJECTIVE",
-                   help="add the verdicts of infodiv.inference.added to the parts of these "
-                        "objectives (none named: every part; once, recorded in part.json) "
-                        "before the merge")
-    c.add_argument("--add-selection", action="store_true",
-                   help="with --add-verdicts: also the selection verdicts (on the part that "
-                        "carries the selection section: the first objective's)")
     c.add_argument("--parts-only", action="store_true",
                    help="compute the parts (none as the first: no stability/graph), no merge")
     c.add_argument("--with-first", action="store_true",
@@ -470,15 +356,11 @@ def main(argv=None) -> int:
     i.add_argument("out")
     i.add_argument("--resamples", type=int, default=200)
     i.add_argument("--subsampling-resamples", type=int, default=200)
-    x = sub.add_parser("split-changes", help="before/after record of the parts recomputed on "
-                                             "the grouped cross-fitting split")
-    x.add_argument("--stale", default="runs/.regen/stale-pre-aba06df")
-    x.add_argument("--root", default="docs/results")
     r = sub.add_parser("readme", help="fill README.template.md files from the JSON")
     r.add_argument("--root", default="docs/results")
     args = ap.parse_args(argv)
     {"curves": curve_parts, "decompositions": decompositions, "information": information,
-     "split-changes": split_changes, "readme": readme}[args.what](args)
+     "readme": readme}[args.what](args)
     return 0
 
 

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate everything under docs/results/ (except docs/results/zoo/) with the issue-9 statistics.
+# Regenerate everything under docs/results/ (except docs/results/zoo/).
 #
-#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves verdicts decompositions
-#                                                 # readme (default) and heads (M = 301, opt-in;
-#                                                 # then run verdicts again for the head parts)
+#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves decompositions
+#                                                 # readme (default) and heads (M = 301, opt-in)
 #
 # Resumable: every step writes runs/.regen/<step>.done when it finishes and is skipped when that
 # marker exists (delete the marker, or the whole runs/.regen/, to redo a step); extractions resume
@@ -58,31 +57,22 @@ stage_extract() {
 }
 
 PY="python scripts/regenerate_results.py"
-OBJ4=(accuracy_calibrated cross_entropy_calibrated mi_gaussian accuracy)
+OBJ4=(accuracy_calibrated cross_entropy_calibrated accuracy)
 
-curves_block() {  # both block runs, all four objectives; extra arguments go to every call
+curves_block() {  # both block runs, all three objectives; extra arguments go to every call
   $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20 "$@"
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20 "$@"
   $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 mi_gaussian=20 accuracy=20 "$@"
+    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20 "$@"
 }
 
 stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples;
-  # power: 20 surrogates x 3 kinds (per-example objectives fit once per surrogate; mi_gaussian
-  # refits 30 times per surrogate: run it with --n-jobs 2 when the machine is quiet)
+  # power: 20 surrogates of each claim's matched kind and of shuffled labels (per-example
+  # objectives fit once per surrogate)
   # the curves step resumes per objective (runs/.regen/parts/), so it is not marked done
   curves_block
   step information-smollm2-block $PY information runs/smollm2-135m-sst2-block \
     $RES/inference/smollm2-135m-sst2-block --resamples 200
-}
-
-stage_verdicts() {  # the verdicts designed to be added to computed reports (infodiv.inference.added:
-  # diversity effect + its planted-redundancy power; for the block runs also the selection
-  # verdicts, greedy vs best-of-random / prefix with null and power, B = K = 50) applied to every
-  # finished part, then merged again; once per part (recorded in its part.json); head parts
-  # (diversity only: a selection replicate reruns greedy over 301 members) when they exist
-  curves_block --add-verdicts --add-selection
-  if [[ -e $MARK/parts/smollm2-135m-sst2-head/accuracy/report.json ]]; then curves_heads --add-verdicts; fi
 }
 
 stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every variant, B = 200
@@ -96,9 +86,9 @@ stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every v
 }
 
 HEAD_B=200     # example resamples B = label permutations K of the raw head accuracy part (M = 301)
-HEAD_CE_B=100  # the same for raw head cross-entropy (what fitted by the session-10 deadline)
-HEAD_CAL_B=25  # the same for calibrated accuracy over heads (B = 200 did not fit the shared 2 cores
-               # in session 9: null p floor 1/26 = 0.038); head-level calibrated CE not computed
+HEAD_CE_B=100  # the same for raw head cross-entropy
+HEAD_CAL_B=25  # the same for calibrated accuracy over heads (null p floor 1/26 = 0.038);
+               # head-level calibrated CE not computed
 
 curves_heads() {  # head level (M = 301): raw accuracy + cross-entropy, calibrated accuracy; the
   # two raw parts at their own sizes (--parts-only), then merged
@@ -123,10 +113,10 @@ stage_heads() {  # head level: not in the default stages (about 40 min of CPU at
 stage_readme() { $PY readme; }
 
 stages=("$@")
-[[ ${#stages[@]} -eq 0 ]] && stages=(extract curves verdicts decompositions readme)
+[[ ${#stages[@]} -eq 0 ]] && stages=(extract curves decompositions readme)
 for s in "${stages[@]}"; do
   case $s in
-    extract|curves|verdicts|decompositions|heads|readme) "stage_$s" ;;
-    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves verdicts decompositions heads readme)" >&2; exit 2 ;;
+    extract|curves|decompositions|heads|readme) "stage_$s" ;;
+    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves decompositions heads readme)" >&2; exit 2 ;;
   esac
 done

@@ -78,7 +78,7 @@ def test_typo_folder_suggests_the_real_one(capsys, no_model_load, tmp_path):
     (["run", "--objective", "bogus"], "invalid choice: 'bogus'"),
     (["run", "--info-method", "bogus"], "invalid choice: 'bogus'"),
     (["decompose", "x", "--info-method", "bogus"], "invalid choice: 'bogus'"),
-    (["curves", "x", "--info-method", "bogus"], "invalid choice: 'bogus'"),
+    (["curves", "x", "--claims", "bogus"], "invalid choice: 'bogus'"),
     (["curves", "x", "--objective", "bogus"], "invalid choice: 'bogus'"),
     (["run", "--batch-size", "0"], "--batch-size"),
     (["run", "--dtype", "float8"], "invalid choice: 'float8'"),
@@ -175,7 +175,8 @@ def test_options_that_do_not_tokenise_distinctly(capsys, tmp_path, tiny_folder, 
 
 def test_a_folder_with_another_run_is_not_overwritten(capsys, tmp_path, tiny_folder, data_dir):
     argv = ["run", "--model", str(tiny_folder), "--data-dir", str(data_dir), "--out",
-            str(tmp_path), "--n", "12", "--n-permutations", "5", "--quiet",
+            str(tmp_path), "--n", "12", "--n-permutations", "5", "--n-bootstrap", "20",
+            "--power-replicates", "2", "--quiet",
             "--objective", "accuracy"]
     assert main(argv) == 0
     folder = tmp_path / "llama-sst2-n12-0shot-block"

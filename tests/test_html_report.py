@@ -34,8 +34,8 @@ def run_folder(tmp_path_factory):
                                                "command": "infodiv run ...", "stages": {}}))
     assert main(["decompose", str(root), "--info-method", "gaussian"]) == 0
     assert main(["curves", str(root), "--objective", "accuracy", "mi_gaussian",
-                 "--n-permutations", "10", "--n-triples", "10", "--n-bootstrap", "100",
-                 "--stability", "0"]) == 0
+                 "--n-permutations", "10", "--n-triples", "10", "--n-bootstrap", "20",
+                 "--power-replicates", "2", "--stability", "0"]) == 0
     return root
 
 

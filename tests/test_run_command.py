@@ -10,7 +10,7 @@ from infodiv.cli import main
 from infodiv.commands.runfolder import model_slug, run_name
 from infodiv.commands.tasksel import load_task, stratified_indices
 
-FAST = ["--n-permutations", "10", "--quiet"]
+FAST = ["--n-permutations", "10", "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_rerun_skips_unchanged_stages(stories_run, capsys):
     assert "curves: unchanged, skipped" in out
     assert (folder / "decompositions" / "decompositions.json").read_text() == before
     # a changed analysis setting reruns only the curves
-    assert main([*argv[:-3], "--n-permutations", "12", "--quiet"]) == 0
+    assert main([*argv[:-7], "--n-permutations", "12", *FAST[2:]]) == 0
     out = capsys.readouterr().out
     assert "decompose: unchanged" in out and "curves: unchanged" not in out
 
@@ -80,8 +80,8 @@ def test_decompose_curves_report_accept_the_run_folder(stories_run, capsys):
     before = [p.stat().st_mtime_ns for p in outputs]
     assert main(["decompose", str(folder), "--info-method", "gaussian"]) == 0
     assert main(["curves", str(folder), "--objective", "accuracy", "--n-permutations", "5",
-                 "--n-triples", "5", "--n-bootstrap", "100", "--stability", "0",
-                 "--no-graph"]) == 0
+                 "--n-triples", "5", "--n-bootstrap", "20", "--power-replicates", "2",
+                 "--stability", "0", "--no-graph"]) == 0
     assert not (folder / "contributions" / "decompositions").exists()
     assert not (folder / "contributions" / "curves").exists()
     assert all(p.stat().st_mtime_ns > t for p, t in zip(outputs, before))   # rewritten in place
@@ -163,7 +163,7 @@ def test_demo_small_n(smollm2_available, tmp_path, capsys):
     """``infodiv demo`` end to end on 40 of the bundled AG News rows (all four classes; the
     full demo is 1000)."""
     assert main(["demo", "--out", str(tmp_path), "--n", "40", "--n-permutations", "10",
-                 "--quiet"]) == 0
+                 "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]) == 0
     folder = tmp_path / "smollm2-135m-ag_news-n40-0shot-block"
     meta = json.loads((folder / "contributions" / "meta.json").read_text())["meta"]
     assert meta["n_examples"] == 40 and meta["exactness_ok"]
@@ -289,7 +289,7 @@ def test_run_reads_a_task_file(stories_dir, tmp_path, capsys):
     argv = ["run", "--model", str(stories_dir), "--task-file", str(data), "--template",
             "{text} Sentiment: {answer}", "--options", "negative,positive", "--label-field",
             "y", "--n", "16", "--out", str(tmp_path / "runs"), "--objective", "accuracy",
-            "--n-permutations", "5", "--quiet"]
+            "--n-permutations", "5", "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]
     assert main(argv) == 0
     folder = tmp_path / "runs" / "stories260K-reviews-n16-0shot-block"
     doc = json.loads((folder / "run.json").read_text())

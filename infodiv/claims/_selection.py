@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._cases import three_part
+
 __all__ = ["budget_statistics", "quick", "concentrated", "applies", "selection_claim"]
 
 
@@ -90,6 +92,5 @@ def selection_claim(name: str, statistic: str, other: str, rule: str):
         matched_case=CONCENTRATED,
         sentence=f"members chosen greedily predict held-out examples better than {other} of "
                  "the same size",
-        rule=f"{rule} averaged over budgets k = 1..M-1: 95% CI and null-corrected CI above 0, "
-             "label-null p(greater) < {alpha}",
+        rule=three_part(f"{rule} averaged over budgets k = 1..M-1", "greater"),
         quick=shortcut, surrogate_kwargs=concentrated, applies=applies)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import MATCHED_CASES, three_part
 from ._chains import order_samples
 
 __all__ = ["CLAIM", "slope"]
@@ -47,8 +48,7 @@ CLAIM = Claim(
             "diminish as members are added",
     statistic_name="OLS slope of the random-order gain profile g(k) on k",
     statistic=slope, direction="less", surrogate="conditionally_independent",
-    matched_case="a matched submodular case (members permuted independently within each "
-                 "class, same n)",
+    matched_case=MATCHED_CASES["conditionally_independent"],
     sentence="adding a member helps less the more members are already there, on average",
-    rule="g(k) slope: 95% CI and null-corrected CI below 0, label-null p(less) < {alpha}",
-    quick=quick, applies=_applies)
+    rule=three_part("g(k) slope", "less"),
+    quick=quick, applies=_applies, units="{units} per member")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import MATCHED_CASES, three_part
 from ._chains import chain_values, singleton_gains
 
 __all__ = ["CLAIM", "partial_r", "design_of"]
@@ -97,9 +98,9 @@ CLAIM = Claim(
     statistic_name="partial r of rho_x(S) and x's linear non-redundancy with S given "
                    "rho_x(empty) and |S|",
     statistic=partial_r, direction="greater", surrogate="planted_redundancy",
-    matched_case="a matched case with planted redundancy (the strongest members copied with "
-                 "noise onto random others, same n)",
+    matched_case=MATCHED_CASES["planted_redundancy"],
     sentence="a member's gain grows with how little of it the set already explains",
-    rule="diversity regression beta > 0, tested on its partial r (same sign): 95% CI and "
-         "null-corrected CI above 0, label-null p(greater) < {alpha}",
-    quick=quick, surrogate_kwargs=_redundancy, applies=_applies)
+    rule=three_part("diversity regression beta > 0, tested on its partial r (same sign)",
+                    "greater"),
+    quick=quick, surrogate_kwargs=_redundancy, applies=_applies,
+    units="dimensionless (partial correlation)")

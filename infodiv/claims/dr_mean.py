@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import MATCHED_CASES, three_part
 from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "mean_difference"]
@@ -34,10 +35,8 @@ CLAIM = Claim(
     theorem="submodularity on nested sets: rho_x(A) >= rho_x(B) for A in B, x not in B",
     statistic_name="mean over the DR chains of rho_x(A) - rho_x(B)",
     statistic=mean_difference, direction="greater", surrogate="conditionally_independent",
-    matched_case="a matched submodular case (members permuted independently within each "
-                 "class, same n)",
+    matched_case=MATCHED_CASES["conditionally_independent"],
     sentence="a member adds more to a smaller set than to a larger one containing it, on "
              "average over nested chains",
-    rule="mean rho_x(A) - rho_x(B): 95% CI and null-corrected CI above 0, label-null "
-         "p(greater) < {alpha}",
+    rule=three_part("mean rho_x(A) - rho_x(B)", "greater"),
     quick=quick, applies=needs_chains)

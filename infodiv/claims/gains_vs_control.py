@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import MATCHED_CASES, three_part
 from ._chains import order_samples, orders
 from ._control import control_fits, needs_members
 from .diversity_effect import _redundancy  # the same planted case in one run
@@ -68,9 +69,8 @@ CLAIM = Claim(
     statistic_name="OLS slope of g(k) of the real members minus that of the conditionally "
                    "independent control (same random orders)",
     statistic=slope_difference, direction="less", surrogate="planted_redundancy",
-    matched_case="a matched case with planted redundancy (the strongest members copied with "
-                 "their noise onto others, same n)",
+    matched_case=MATCHED_CASES["planted_redundancy"],
     sentence="gains diminish faster than they would for the same members made conditionally "
              "independent: the extra diminishing is redundancy, not the ceiling",
-    rule="slope difference: 95% CI and null-corrected CI below 0, label-null p(less) < {alpha}",
-    quick=quick, surrogate_kwargs=_redundancy, applies=_applies)
+    rule=three_part("slope difference", "less"),
+    quick=quick, surrogate_kwargs=_redundancy, applies=_applies, units="{units} per member")

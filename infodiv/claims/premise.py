@@ -148,4 +148,5 @@ CLAIM = Claim(
     rule="within-class permutation p < {alpha} (members permuted independently within each "
          "class: the premise made true), excess > 0, and the members' label signal beyond its "
          "label-permutation null (p < {alpha})",
-    quick=quick, decide=decide, surrogate_kwargs=_redundancy, applies=needs_members)
+    quick=quick, decide=decide, surrogate_kwargs=_redundancy, applies=needs_members,
+    units="dimensionless (squared correlation)")

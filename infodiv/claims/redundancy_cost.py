@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import MATCHED_CASES, three_part
 from ._control import control_fits, needs_members
 from .diversity_effect import _redundancy  # the same planted case in one run
 
@@ -53,9 +54,8 @@ CLAIM = Claim(
     statistic_name="f(all) of the conditionally independent control minus f(all) of the real "
                    "members (utility units; mean of several within-class permutations)",
     statistic=gap, direction="greater", surrogate="planted_redundancy",
-    matched_case="a matched case with planted redundancy (the strongest members copied with "
-                 "their noise onto others, same n)",
+    matched_case=MATCHED_CASES["planted_redundancy"],
     sentence="the members' dependence given the label costs the ensemble: the same members "
              "made conditionally independent reach more",
-    rule="gap: 95% CI and null-corrected CI above 0, label-null p(greater) < {alpha}",
+    rule=three_part("gap", "greater"),
     quick=quick, surrogate_kwargs=_redundancy, applies=needs_members)

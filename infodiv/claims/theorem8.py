@@ -72,4 +72,4 @@ CLAIM = Claim(
              "readout's held-out error is shown beside them",
     rule="report only: never a detection (Eq. 12 bounds from the bracket of I; alpha "
          "{alpha} unused)",
-    decide=decide, applies=needs_members)
+    decide=decide, applies=needs_members, units="error rate (fraction of examples)")

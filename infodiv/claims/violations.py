@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import MATCHED_CASES
 from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "decide"]
@@ -56,10 +57,10 @@ CLAIM = Claim(
     theorem="submodularity (Theorems 5-7): no nested chain whose gain grows",
     statistic_name="per-chain rho_x(A) - rho_x(B) (estimate: fraction of chains significant)",
     statistic=differences, direction="less", surrogate="planted_synergy",
-    matched_case="a matched case with a planted synergistic pair the objective can read "
-                 "(same n)",
+    matched_case=MATCHED_CASES["planted_synergy"],
     sentence="some member adds more to a larger set than to a smaller one inside it: the "
              "objective is not submodular on this run",
     rule="some triple's null-corrected difference significantly < 0 by the step-down min-z "
          "label-permutation test over triples (family-wise error <= {alpha})",
-    quick=quick, decide=decide, surrogate_kwargs=_planted, applies=needs_chains)
+    quick=quick, decide=decide, surrogate_kwargs=_planted, applies=needs_chains,
+    units="fraction of chains")

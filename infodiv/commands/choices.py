@@ -3,7 +3,7 @@ of them)."""
 
 from __future__ import annotations
 
-__all__ = ["info_method_names"]
+__all__ = ["info_method_names", "claim_names"]
 
 
 def info_method_names() -> tuple[str, ...]:
@@ -12,3 +12,10 @@ def info_method_names() -> tuple[str, ...]:
     from estimators._dispatch import LABEL_METHODS
 
     return LABEL_METHODS
+
+
+def claim_names() -> tuple[str, ...]:
+    """The registered claims (:data:`infodiv.claims.CLAIMS`), in report order."""
+    from infodiv.claims import CLAIMS
+
+    return tuple(CLAIMS)

@@ -16,7 +16,7 @@ import argparse
 import os
 from pathlib import Path
 
-from infodiv.commands.preflight import positive_int
+from infodiv.commands.preflight import int_at_least, n_jobs, nonneg_int, positive_int
 from infodiv.commands.run import MIN_EXAMPLES
 
 #: the demo's task and size: the paper's AG News rows, the first DEFAULT_N of the bundled 2000
@@ -44,6 +44,13 @@ def configure(parser) -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
     parser.add_argument("--n-permutations", type=positive_int, default=200,
                         help="random member orders for the curves")
+    parser.add_argument("--n-bootstrap", type=int_at_least(20), default=200, metavar="B",
+                        help="example resamples B = label permutations K of every verdict")
+    parser.add_argument("--power-replicates", type=nonneg_int, default=20, metavar="N",
+                        help="surrogates of each kind behind every verdict's power (0 skips)")
+    parser.add_argument("--n-jobs", type=n_jobs, default=-1,
+                        help="joblib workers of the verdicts' replicates (default -1: every "
+                             "core; the numbers do not depend on it)")
     parser.add_argument("--threads", type=positive_int, default=max(1, (os.cpu_count() or 2) // 2),
                         help="torch CPU threads (half the cores: measured several times faster "
                              "than all of them for this 135M model on 2 shared cores)")
@@ -60,7 +67,9 @@ def run(args) -> int:
     argv = ["run", "--model", run_command.DEFAULT_MODEL, "--task", TASK,
             "--data-dir", str(bundled_data_dir()), "--n", str(args.n), "--out", str(args.out),
             "--device", args.device, "--n-permutations", str(args.n_permutations),
-            "--objective", *OBJECTIVES, "--info-method", "none"]
+            "--objective", *OBJECTIVES, "--info-method", "none", "--n-bootstrap",
+            str(args.n_bootstrap), "--power-replicates", str(args.power_replicates),
+            "--n-jobs", str(args.n_jobs)]
     argv += ["--threads", str(args.threads)]
     argv += ["--overwrite"] * args.overwrite + ["--quiet"] * args.quiet
     return run_command.run(build_parser().parse_args(argv))

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from infodiv.commands.choices import info_method_names
+from infodiv.commands.choices import claim_names, info_method_names
 from infodiv.commands.preflight import (
     StageFailed,
     batch_size,
@@ -32,6 +32,7 @@ from infodiv.commands.preflight import (
     check_out,
     int_at_least,
     load_run,
+    n_jobs,
     nonneg_int,
     positive_int,
 )
@@ -61,7 +62,7 @@ def objective_names() -> tuple[str, ...]:
 
 def configure(parser) -> None:
     from extraction.datasets import SUPPORTED_TASKS
-    from infodiv.commands.curves import DEFAULT_OBJECTIVES
+    from infodiv.reports.curves import DEFAULT_OBJECTIVES
 
     parser.add_argument("--model", nargs="+", default=None, metavar="MODEL",
                         help=f"hub ids, local folders, .gguf files or aliases (default: "
@@ -102,9 +103,19 @@ def configure(parser) -> None:
     parser.add_argument("--objective", nargs="+", default=list(DEFAULT_OBJECTIVES),
                         choices=objective_names(), metavar="OBJECTIVE",
                         help=f"set functions for the curves: {', '.join(objective_names())}")
-    parser.add_argument("--info-method", default="gaussian",
-                        choices=(*info_method_names(), "none"),
-                        help="estimator of the Theorem 5-7 terms in the curves")
+    parser.add_argument("--info-method", nargs="*", default=None,
+                        choices=("usable", *info_method_names(), "none"), metavar="METHOD",
+                        help="estimators of the decompositions' information terms "
+                             "(default: decompose's; 'none' skips them)")
+    parser.add_argument("--claims", nargs="+", default=None, choices=claim_names(),
+                        metavar="CLAIM", help="claims judged on the curves (default: curves')")
+    parser.add_argument("--n-bootstrap", type=int_at_least(20), default=200, metavar="B",
+                        help="example resamples B of every verdict (K = B label permutations)")
+    parser.add_argument("--power-replicates", type=nonneg_int, default=20, metavar="N",
+                        help="surrogates of each kind behind every verdict's power (0 skips)")
+    parser.add_argument("--n-jobs", type=n_jobs, default=1,
+                        help="joblib workers of the verdicts' replicates (-1: every core; "
+                             "the numbers do not depend on it)")
     parser.add_argument("--n-permutations", type=int_at_least(2), default=200,
                         help="random member orders for the mean curve and Shapley values")
     parser.add_argument("--overwrite", action="store_true",
@@ -276,10 +287,14 @@ def _analyse(folder: RunFolder, args) -> None:
 
     arrays = json.loads((folder.contributions / "meta.json").read_text())["arrays_sha256"]
     rel = os.path.relpath(folder.path)
-    steps = [("decompose", decompose, ["--seed", str(args.seed)]),
+    info = [] if args.info_method is None else ["--info-method", *args.info_method]
+    claims = [] if args.claims is None else ["--claims", *args.claims]
+    steps = [("decompose", decompose, ["--seed", str(args.seed), *info]),
              ("curves", curves, ["--seed", str(args.seed), "--n-permutations",
-                                 str(args.n_permutations), "--info-method", args.info_method,
-                                 "--objective", *args.objective])]
+                                 str(args.n_permutations), "--objective", *args.objective,
+                                 "--n-bootstrap", str(args.n_bootstrap), "--power-replicates",
+                                 str(args.power_replicates), "--n-jobs", str(args.n_jobs),
+                                 *claims])]
     for name, module, settings in steps:
         sub = STAGE_DIRS[name]
         sub_args = _sub_args(module, [os.path.join(rel, "contributions"), "--out",

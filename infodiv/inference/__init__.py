@@ -7,15 +7,12 @@
   values, :func:`infer` (both);
 - :mod:`~infodiv.inference.subsampling` — n, n/2, n/4 and the 1/n extrapolation;
 - :mod:`~infodiv.inference.flags` — flags as data;
-- :mod:`~infodiv.inference.power` — detection rates on surrogates (the default, cheap
-  detector :class:`~infodiv.inference.power.FixedFitDetector`);
+- :mod:`~infodiv.inference.power` — detection rates on surrogates with Wilson intervals;
 - :mod:`~infodiv.inference.verdicts` — the verdicts' rules (example CI, null-corrected CI and
-  label-null p) shared by the real run and its surrogates, and each verdict's sentence;
+  label-null p; the step-down violation test) shared by the real run and its surrogates;
 - :mod:`~infodiv.inference.depth` — truncated model vs member subsets;
 - :mod:`~infodiv.inference.correlations` — correlations over junction series;
-- :mod:`~infodiv.inference.pipelines` and :mod:`~infodiv.inference.report` — the curve/DR
-  statistics as a pipeline and their inferential report;
-- :mod:`~infodiv.inference.added` — add the diversity-effect verdict to an existing report;
+- :mod:`~infodiv.inference.pipelines` — the Gaussian / copula information terms as a pipeline;
 - :mod:`~infodiv.inference.claim`, :mod:`~infodiv.inference.engine` and
   :mod:`~infodiv.inference.record` — the engine that turns a claim of :mod:`infodiv.claims`
   into a verdict record.
@@ -28,9 +25,7 @@ from .correlations import VARIANTS, fisher_z_average, junction_correlations
 from .depth import DepthPipeline, depth_curves
 from .flags import Flag, summary_lines
 from .nulls import Inference, NullResult, infer, null_corrected, permutation_null
-from .pipelines import CurvePipeline
-from .power import FixedFitDetector, bootstrap_detector, surrogate_power, wilson_interval
-from .report import curve_inference, curve_inference_markdown
+from .power import surrogate_power, wilson_interval
 from .subsampling import subsample_extrapolation
 from .surrogates import (
     SURROGATES,
@@ -42,11 +37,9 @@ from .surrogates import (
 )
 from .synthetic import dependent_ensemble
 
-__all__ = ["BootstrapResult", "CurvePipeline", "DepthPipeline", "Estimate", "FixedFitDetector",
-           "Flag", "Inference",
-           "NullResult", "SURROGATES", "VARIANTS", "bootstrap_detector",
-           "conditionally_independent",
-           "curve_inference", "curve_inference_markdown", "dependent_ensemble", "depth_curves",
+__all__ = ["BootstrapResult", "DepthPipeline", "Estimate", "Flag", "Inference",
+           "NullResult", "SURROGATES", "VARIANTS", "conditionally_independent",
+           "dependent_ensemble", "depth_curves",
            "fisher_z_average", "infer", "junction_correlations", "make_surrogate",
            "null_corrected", "permutation_null", "planted_redundancy", "planted_synergy",
            "shuffled_labels",

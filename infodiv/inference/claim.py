@@ -151,6 +151,9 @@ class Claim:
     surrogate_kwargs : optional ``surrogate_kwargs(run, design) -> dict`` for the surrogate
     applies : optional ``applies(run, design) -> str | None``: why the claim cannot be tested
         on this run (None: it can)
+    units : the units of the estimate; ``{units}`` is filled with the objective's
+        (``"{units} per member"`` for a slope over set sizes, ``"dimensionless"`` for a
+        correlation)
     """
 
     name: str
@@ -166,6 +169,7 @@ class Claim:
     decide: Callable | None = None
     surrogate_kwargs: Callable | None = None
     applies: Callable | None = None
+    units: str = "{units}"
 
     def __post_init__(self):
         if self.direction not in DIRECTIONS:

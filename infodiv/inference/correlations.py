@@ -21,9 +21,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
+from estimators.resampling import parallel_map
 from estimators.validation import check_seed_sequence
+from infodiv.junctions import junction_curves
+from infodiv.tables import fisher_z_mean
 
-from ._api import fisher_z_mean, junction_curves, parallel_map
 from .bootstrap import percentile_interval
 from .replicates import bootstrap_indices
 

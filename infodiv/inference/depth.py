@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._api import gain_slopes, junction_curves
+from infodiv.junctions import junction_curves
+from infodiv.submodularity import gain_slope
 
 __all__ = ["depth_curves", "DepthPipeline", "DEPTH_LABELS", "DEPTH_MEASURES"]
 
@@ -59,8 +60,8 @@ class DepthPipeline:
         for key in DEPTH_LABELS:
             values = curves[key][self.measure]
             out[f"{key}_curve"] = values
-            out[f"{key}_slope"] = (gain_slopes(values[None, :], sign)[0] if values.size >= 3
-                                   else float("nan"))
+            out[f"{key}_slope"] = (gain_slope(values[None, :], sign, n_bootstrap=1)["slope"]
+                                   if values.size >= 3 else float("nan"))
         out["truncated_minus_subsets"] = (curves["truncated_model"][self.measure]
                                           - curves["member_subsets"][self.measure])
         return out

@@ -41,6 +41,7 @@ import time
 import warnings
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .claim import Claim, Design, Replicate
 from .flags import Flag, check_failures
@@ -155,7 +156,8 @@ def _power(run, claims, design, nulls, *, alpha, n_power, n_power_bootstrap, n_b
                            random_state=random_state, n_jobs=n_jobs, progress=progress)
 
 
-def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations, failed):
+def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations, failed,
+            units=""):
     value = est.value
     flags = check_failures(failed, est.n_bootstrap + n_permutations + est.n_mc,
                            f"{claim.name} replicates")
@@ -193,7 +195,7 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
     rec = VerdictRecord(
         claim=claim.name, theorem=claim.theorem, statistic=claim.statistic_name,
         objective=design.objective, direction=claim.direction, estimate=estimate,
-        interval=interval,
+        interval=interval, units=claim.units.format(units=units or "units of the objective"),
         interval_method=INTERVAL_METHODS[design.interval] if interval else claim.rule,
         mc_error=None if np.ndim(est.mc_error) else float(est.mc_error),
         null_mean=null_mean, null_interval=null_iv, corrected=corrected,
@@ -216,6 +218,16 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
     rec.extra["statistic"] = _jsonable(stat_doc)
     rec.check()
     return rec
+
+
+def _objective_units(run, design) -> str:
+    """The units of the design's objective (its set function built, not fitted)."""
+    from ..setfunctions import make_set_function
+
+    try:
+        return make_set_function(run, design.objective, **design.objective_kwargs).units
+    except (TypeError, ValueError):
+        return ""
 
 
 def _rate(cell) -> dict | None:
@@ -257,6 +269,11 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
     Returns
     -------
     ``{"records": {claim name: VerdictRecord}, "cpu_s": {...}, "n_failed": int}``
+
+    Notes
+    -----
+    BLAS runs on one thread inside (``threadpoolctl``): the statistics solve many small
+    systems, where threads cost more than they give; parallelism is ``n_jobs``' (replicates).
     """
     claims = tuple(claims)
     if not claims:
@@ -271,6 +288,15 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
         reason = c.applies(run, design) if c.applies is not None else None
         if reason:
             raise ValueError(f"claim {c.name!r} cannot be tested on this run: {reason}")
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _evaluate(run, claims, design, n_bootstrap=n_bootstrap,
+                         n_permutations=n_permutations, n_mc=n_mc, n_power=n_power,
+                         n_power_bootstrap=n_power_bootstrap, alpha=alpha,
+                         random_state=random_state, n_jobs=n_jobs, progress=progress)
+
+
+def _evaluate(run, claims, design, *, n_bootstrap, n_permutations, n_mc, n_power,
+              n_power_bootstrap, alpha, random_state, n_jobs, progress) -> dict:
     c0 = time.process_time()
     pipe = ClaimStatistics(claims, design)
     res = infer(run, pipe, n_bootstrap=n_bootstrap, n_permutations=n_permutations, n_mc=n_mc,
@@ -283,9 +309,10 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
                        n_power_bootstrap=n_power_bootstrap, n_bootstrap=n_bootstrap,
                        random_state=random_state, n_jobs=n_jobs, progress=progress)
     failed = len(res.bootstrap.errors) + len(res.null.errors)
+    units = _objective_units(run, design)
     records = {c.name: _record(c, res.bootstrap[c.name], nulls[c.name], power, run=run,
                                design=design, alpha=alpha, n_permutations=n_permutations,
-                               failed=failed)
+                               failed=failed, units=units)
                for c in claims}
     return {"records": records, "n_failed": failed,
             "cpu_s": {"inference": c1 - c0, "power": time.process_time() - c1}}

@@ -40,6 +40,8 @@ class VerdictRecord:
     direction: str
     estimate: float
     interval: list | None
+    #: units of the estimate, its interval, null and corrected value
+    units: str
     interval_method: str
     mc_error: float | None
     null_mean: float | None

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._api import parallel_map, resample_rows
+from estimators.resampling import bootstrap_indices as resample_rows
+from estimators.resampling import parallel_map
+
 from .surrogates import with_arrays
 
 __all__ = ["bootstrap_indices", "run_replicates", "stack"]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimators.resampling import parallel_map
 from estimators.validation import check_seed_sequence
 
-from ._api import parallel_map
 from .bootstrap import percentile_interval
 from .replicates import bootstrap_indices
 

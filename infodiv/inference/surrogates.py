@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._api import Contributions
+from extraction.contributions import Contributions
 
 __all__ = ["SURROGATES", "conditionally_independent", "planted_synergy", "shuffled_labels",
            "signal_level", "planted_style", "planted_redundancy", "XOR_OBJECTIVES",

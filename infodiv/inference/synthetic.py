@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._api import Contributions
+from extraction.contributions import Contributions
 
 __all__ = ["dependent_ensemble"]
 

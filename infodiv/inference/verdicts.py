@@ -1,31 +1,19 @@
-"""Verdicts on diminishing returns that survive their label-permutation null, and their power.
-
-One set of decision rules (:func:`decide`) serves the real run and every surrogate of the
+"""The rules every verdict is decided by, shared by the real run and every surrogate of the
 power analysis, so the detection rate printed beside a verdict is the rate of that verdict's
-own rule. A verdict is "detected" only when the statistic's example-resampled 95% interval
-excludes 0 **and** the null-corrected interval (the interval shifted by the label-permutation
-null mean) excludes 0 **and** the permutation p is below ``alpha``:
+own rule.
 
-- ``diminishing_returns``: the g(k) slope is negative — CI upper < 0, CI upper − m₀ < 0 and
-  p_less = (1 + #{null ≤ obs}) / (1 + K) < α;
-- ``dr_mean_difference_positive``: the mean nested-chain difference ρ_x(A) − ρ_x(B) is
-  positive — the mirror rule with p_greater;
-- ``diversity_effect``: the diversity regression's β (gain ρ_x(S) on x's non-redundancy with
-  S, given ρ_x(∅) and |S|; :mod:`infodiv.diversity`) is positive — the mirror rule with
-  p_greater on its partial correlation r (same sign as β, but a null spread that does not
-  depend on the design, so a surrogate can be judged against the run's null:
-  :func:`infodiv.claims.diversity_effect.quick`), its matched case the planted redundancy of
-  :func:`~infodiv.inference.surrogates.planted_redundancy` (β > 0 by construction);
-- ``violations``: some chain violates diminishing returns beyond its null — the step-down
-  minimum-z label-permutation test of :func:`violation_test` over the T triples (family-wise
-  error ≤ α by construction), and d_t < 0.
+A scalar claim (:mod:`infodiv.claims`) is "detected" only when the statistic's
+example-resampled 95% interval excludes 0 on the claim's side **and** the null-corrected
+interval (the interval shifted by the label-permutation null mean) does too **and** the
+permutation p in the claim's direction is below ``alpha`` (:func:`three_part_rule`); a rule
+that fires on shuffled labels beyond ``alpha`` is not calibrated (:func:`is_calibrated`).
 
 The violation test (derivation)
 -------------------------------
 Triple t has the difference d_t = ρ_x(A) − ρ_x(B); the label null gives K draws d_t^(k)
 (labels shuffled, the whole pipeline rerun: calibration and split refitted) with mean m₀_t and
 sd s₀_t. The claim "t violates diminishing returns beyond its null" is d_t − m₀_t < 0. The
-earlier rule, p_t = Φ((d_t − m₀_t) / se_t) with the example-bootstrap se and
+simpler rule, p_t = Φ((d_t − m₀_t) / se_t) with the example-bootstrap se and
 Benjamini–Hochberg over triples, fired in 15 of 20 shuffled-label surrogates of the SmolLM2
 SST-2 run (calibrated cross-entropy), for two measured reasons:
 
@@ -63,103 +51,17 @@ every surrogate. The smallest attainable p is 1/(K + 1), so K ≥ 19 is needed a
 
 A surrogate of the power analysis is judged against the real run's own null (same examples,
 same n, same members' marginals): rerunning K permutations per surrogate would cost K
-pipelines each. :func:`verdict_docs` writes each verdict with its power so that a negative
-one reads "not detected; a matched submodular case is detected with probability p".
+pipelines each.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
-from ._text import interval
-
-__all__ = ["TESTS", "MATCHED", "NullReference", "decide", "verdict_docs", "verdict_text",
-           "stats_from_bootstrap", "is_calibrated", "violation_test", "corrected_violations",
-           "PLANTED_CASE", "three_part_rule", "scalar_verdict", "SELECTION_TESTS", "null_p"]
-
-_CONCENTRATED = ("a matched case where greedy must win (the run's strongest members kept and "
-                 "placed last in depth order, every other member permuted across examples; "
-                 "same n)")
-#: verdict -> (surrogate kind that has the effect, how a reader should name that case)
-MATCHED = {
-    "diminishing_returns": ("conditionally_independent",
-                            "a matched submodular case (members permuted independently within "
-                            "each class, same n)"),
-    "dr_mean_difference_positive": ("conditionally_independent",
-                                    "a matched submodular case (members permuted independently "
-                                    "within each class, same n)"),
-    "violations": ("planted_synergy", "a matched case with planted XOR synergy (same n)"),
-    "diversity_effect": ("planted_redundancy",
-                         "a matched case with planted redundancy (the strongest members copied "
-                         "with noise onto random others, same n)"),
-    "greedy_beats_random": ("concentrated_late", _CONCENTRATED),
-    "greedy_beats_prefix": ("concentrated_late", _CONCENTRATED),
-}
-#: the curve verdicts of every objective (report.verdicts)
-TESTS = ("diminishing_returns", "dr_mean_difference_positive", "violations", "diversity_effect")
-#: the selection verdicts of the curves report (selection.verdicts; infodiv.inference.selection)
-SELECTION_TESTS = ("greedy_beats_random", "greedy_beats_prefix")
-#: how the violations verdict names its matched case, by planted style (surrogates.planted_style)
-PLANTED_CASE = {"xor": MATCHED["violations"][1],
-                "cancel": "a matched case with a planted noise-cancelling pair (synergy that a "
-                          "linear readout can read; same n)"}
-
-
-def _rules(alpha) -> dict:
-    return {
-        "diminishing_returns": f"g(k) slope: 95% CI and null-corrected CI below 0, label-null "
-                               f"p(less) < {alpha}",
-        "dr_mean_difference_positive": f"mean rho_x(A) - rho_x(B): 95% CI and null-corrected "
-                                       f"CI above 0, label-null p(greater) < {alpha}",
-        "violations": f"some triple's null-corrected difference significantly < 0 by the "
-                      f"step-down min-z label-permutation test over triples (family-wise "
-                      f"error <= {alpha})",
-        "diversity_effect": f"diversity regression beta > 0, tested on its partial r (same "
-                            f"sign): 95% CI and null-corrected CI above 0, label-null "
-                            f"p(greater) < {alpha}",
-        "greedy_beats_random": f"held-out greedy - best-of-random averaged over budgets "
-                               f"k = 1..M-1: 95% CI and null-corrected CI above 0, label-null "
-                               f"p(greater) < {alpha}",
-        "greedy_beats_prefix": f"held-out greedy - depth prefix averaged over budgets "
-                               f"k = 1..M-1: 95% CI and null-corrected CI above 0, label-null "
-                               f"p(greater) < {alpha}",
-    }
-
-
-@dataclass
-class NullReference:
-    """The label-permutation null distributions a verdict is judged against.
-
-    ``triples``: ``[K, T]`` null draws of every triple's difference (or ``None``)."""
-
-    slope: np.ndarray | None            # [K] null g(k) slopes
-    dr_mean: np.ndarray | None          # [K] null mean DR differences
-    triples: np.ndarray | None = None   # [K, T] null draws of each triple's difference
-    diversity: np.ndarray | None = None  # [K] null partial r of the diversity regression
-
-    @property
-    def triples_mean(self) -> np.ndarray | None:
-        """m₀_t, the null mean of each triple's difference."""
-        if self.triples is None:
-            return None
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(np.asarray(self.triples, dtype=np.float64), axis=0)
-
-    @classmethod
-    def from_null(cls, null) -> NullReference:
-        """From a :class:`~infodiv.inference.nulls.NullResult` of a ``CurvePipeline``."""
-        if null is None:
-            return cls(None, None, None)
-
-        def dist(name):
-            return None if name not in null else np.asarray(null[name].distribution)
-
-        return cls(dist("gain_slope"), dist("dr_mean_difference"), dist("dr_differences"),
-                   dist("diversity_partial_r"))
+__all__ = ["null_p", "three_part_rule", "scalar_verdict", "violation_test",
+           "corrected_violations", "is_calibrated"]
 
 
 def null_p(value, null, side) -> float:
@@ -253,36 +155,6 @@ def corrected_violations(d, se, null, alpha) -> np.ndarray:
     return violation_test(d, se, null, alpha)["significant"]
 
 
-def decide(stats: dict, ref: NullReference, alpha: float = 0.05) -> dict:
-    """``{test: bool}`` from ``stats`` = {"gain_slope": {value, ci}, "dr_mean_difference":
-    {value, ci}, "dr_differences": {value [T], se [T]}, "diversity_partial_r": {value, ci}}
-    (missing ones: False)."""
-    out = {"diminishing_returns": scalar_verdict(stats.get("gain_slope"), ref.slope, "less",
-                                                 alpha),
-           "dr_mean_difference_positive": scalar_verdict(stats.get("dr_mean_difference"),
-                                                         ref.dr_mean, "greater", alpha),
-           "violations": False,
-           "diversity_effect": scalar_verdict(stats.get("diversity_partial_r"), ref.diversity,
-                                              "greater", alpha)}
-    tri = stats.get("dr_differences")
-    if tri is not None and ref.triples is not None:
-        out["violations"] = bool(corrected_violations(tri["value"], tri.get("se"), ref.triples,
-                                                      alpha).any())
-    return out
-
-
-def stats_from_bootstrap(boot) -> dict:
-    """:func:`decide`'s input from a :class:`~infodiv.inference.bootstrap.BootstrapResult`."""
-    out = {}
-    for name in ("gain_slope", "dr_mean_difference", "diversity_beta", "diversity_partial_r"):
-        if name in boot:
-            out[name] = {"value": float(boot[name].value), "ci": boot[name].ci}
-    if "dr_differences" in boot:
-        out["dr_differences"] = {"value": np.asarray(boot["dr_differences"].value),
-                                 "se": np.asarray(boot["dr_differences"].se)}
-    return out
-
-
 def is_calibrated(false_positive: dict | None, alpha: float = 0.05) -> bool:
     """False when the rule fires under shuffled labels more often than ``alpha`` allows.
 
@@ -294,41 +166,3 @@ def is_calibrated(false_positive: dict | None, alpha: float = 0.05) -> bool:
     if not false_positive or false_positive.get("ci") is None:
         return True
     return not float(false_positive["ci"][0]) > alpha
-
-
-def verdict_text(detected: bool, power: dict | None, false_positive: dict | None,
-                 matched: str, alpha: float = 0.05) -> str:
-    """"detected" / "not detected; <matched case> is detected with probability p ..."."""
-    word = "detected" if detected else "not detected"
-    if not power:
-        return f"{word}; power not computed (power replicates 0)"
-    text = (f"{word}; {matched} is detected with probability {power['rate']:.2f} "
-            f"(Wilson 95% {interval(power['ci'], '.2f')}, {power['n']} surrogates)")
-    if false_positive:
-        text += f"; with shuffled labels it fires with probability {false_positive['rate']:.2f}"
-        if not is_calibrated(false_positive, alpha):
-            text += (f" (Wilson 95% {interval(false_positive['ci'], '.2f')} > {alpha}): "
-                     f"the rule is not calibrated on this run, so this verdict is not a finding")
-    return text
-
-
-def verdict_docs(detected: dict, power: dict | None, alpha: float = 0.05, *,
-                 planted: str = "xor", tests=TESTS) -> dict:
-    """Each verdict with its rule, detection rate on the matched surrogate (``power``), rate
-    under shuffled labels (``false_positive``), whether the rule is calibrated on this run
-    (:func:`is_calibrated`), ``finding`` = detected and calibrated, and the sentence a report
-    prints; ``planted``: the planted-synergy style of the power run (:data:`PLANTED_CASE`);
-    ``tests``: :data:`TESTS` (curve verdicts) or :data:`SELECTION_TESTS`."""
-    rules, out = _rules(alpha), {}
-    for test in tests:
-        kind, matched = MATCHED[test]
-        if test == "violations":
-            matched = PLANTED_CASE[planted]
-        pw = (power or {}).get(kind, {}).get(test)
-        fp = (power or {}).get("shuffled_labels", {}).get(test)
-        hit, calibrated = bool(detected.get(test, False)), is_calibrated(fp, alpha)
-        out[test] = {"detected": hit, "calibrated": calibrated, "finding": hit and calibrated,
-                     "rule": rules[test], "power": pw, "false_positive": fp,
-                     "matched_case": matched,
-                     "text": verdict_text(hit, pw, fp, matched, alpha)}
-    return out

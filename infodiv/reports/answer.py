@@ -64,61 +64,22 @@ def model_at_chance(accuracy: float, n: int, majority: float) -> bool:
     return wilson(round(accuracy * n), n)[0] <= majority
 
 
-#: where a curves report that stores a verdict apart from its statistic keeps the estimate and
-#: its example-bootstrap interval (report section, estimate key, interval key)
-_CURVE_STATISTICS = {
-    "diminishing_returns": ("gain_slope", "slope", "ci"),
-    "dr_mean_difference_positive": ("dr", "mean_difference", "mean_difference_ci"),
-    "violations": ("dr", "significant_violation_rate_corrected", None),
-    "diversity_effect": ("diversity", "partial_r", "partial_r_ci"),
-}
-
-
-def _curve_record(name: str, verdict: dict, report: dict, objective: str) -> dict:
-    """A verdict stored apart from its statistic (``report["verdicts"][name]``) joined with its
-    estimate and interval from the report and its claim's declaration in the registry."""
-    from infodiv.claims import CLAIMS
-
-    claim = CLAIMS.get(name)
-    section, est_key, iv_key = _CURVE_STATISTICS.get(name, (None, None, None))
-    part = report.get(section) or {}
-    rec = {**verdict, "claim": name, "objective": objective,
-           "theorem": claim.theorem if claim else name,
-           "statistic": claim.statistic_name if claim else "",
-           "sentence": claim.sentence if claim else "", "estimate": part.get(est_key),
-           "interval": part.get(iv_key) if iv_key else None,
-           "n_bootstrap": part.get("n_bootstrap"),
-           "n_permutations": (part.get("null") or {}).get("n_permutations")}
-    return _flat(rec)
-
-
-def find_records(doc, objective: str | None = None, key: str | None = None) -> list[dict]:
-    """Every verdict record in a curves report, each with the objective it was judged on.
-
-    A record is a dict with the :class:`VerdictRecord` fields; an objective's ``report`` that
-    stores its verdicts apart from their statistics is joined with them
-    (:func:`_curve_record`). Copies of a report kept for provenance elsewhere in the document
-    are not read twice: only the ``report`` of each objective holds its curve verdicts.
-    """
+def find_records(doc, objective: str | None = None) -> list[dict]:
+    """Every verdict record in a curves report (a dict with the :class:`VerdictRecord`
+    fields), each with the objective it was judged on."""
     out = []
     if isinstance(doc, dict):
         if _RECORD_KEYS <= doc.keys():
             return [_flat({**doc, "objective": doc.get("objective") or objective})]
-        verdicts = doc.get("verdicts")
-        if isinstance(verdicts, dict) and "gain_slope" in doc:   # a curves report's objective
-            if key != "report":
-                return []
-            return [_curve_record(n, v, doc, objective) for n, v in verdicts.items()
-                    if isinstance(v, dict) and "detected" in v]
         for k, value in doc.items():
             if k == "objectives" and isinstance(value, dict):
                 for name, entry in value.items():
-                    out += find_records(entry, name, name)
+                    out += find_records(entry, name)
             else:
-                out += find_records(value, objective, k)
+                out += find_records(value, objective)
     elif isinstance(doc, list):
         for item in doc:
-            out += find_records(item, objective, key)
+            out += find_records(item, objective)
     return out
 
 
@@ -184,7 +145,8 @@ def answer(root) -> dict:
         lines.append({"claim": rec["claim"], "theorem": rec.get("theorem", ""),
                       "objective": rec.get("objective"), "verdict": word, "reason": reason,
                       "statistic": rec.get("statistic", ""), "estimate": rec.get("estimate"),
-                      "interval": rec.get("interval"), "power": rec.get("power"),
+                      "interval": rec.get("interval"), "units": rec.get("units", ""),
+                      "power": rec.get("power"),
                       "power_interval": rec.get("power_interval"),
                       "matched_case": rec.get("matched_case", ""),
                       "false_positive": rec.get("false_positive"),
@@ -221,7 +183,8 @@ def _verdict_row(v: dict) -> str:
             f"{_e(v['objective'] or '')}</small></td>"
             f"<td class='{css}'><b>{_e(v['verdict'])}</b>{reason}</td>"
             f"<td class='num' title='{_e(v['statistic'])}'>{fmt(v['estimate'])}"
-            f"{_interval(v['interval'])}<br><small>B = {_size(v['n_bootstrap'])}, K = "
+            f"{_interval(v['interval'])}<br><small>{_e(v.get('units') or '')}; B = "
+            f"{_size(v['n_bootstrap'])}, K = "
             f"{_size(v['n_permutations'])}</small></td><td class='num'>{power}</td>"
             f"<td class='num'>{fmt(v['false_positive'], 2)}</td></tr>")
 

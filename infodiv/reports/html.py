@@ -30,6 +30,9 @@ __all__ = ["write_report", "FIGURE_CAPTIONS"]
 FIGURE_CAPTIONS = {
     "junction_curves": "Junction curves (Figures 5/7): measures along the depth-order prefix",
     "module_shares": "Bias and diversity shares of embedding / attention / MLP (Figure 4)",
+    "answer": "Mean curve over random member orders: the real members against the same members "
+              "made conditionally independent given the label (each permuted within its "
+              "class), with 95% example-bootstrap bands",
     "curves": "Layer-addition curves (prefix, greedy, random orders)",
     "gains": "Gain profile g(k) of random orders with its fitted slope",
     "shapley": "Shapley values of the members",
@@ -115,9 +118,13 @@ def _figure_html(path: Path) -> str:
 
 
 def _answer_figure(figures: list[Path]) -> Path | None:
-    """The figure beside the verdicts: the layer-addition curves of the first objective."""
-    curves = [p for p in figures if p.parent.name == "curves" and p.stem.startswith("curves")]
-    return curves[0] if curves else None
+    """The figure beside the verdicts: the first objective's mean curve of the real members
+    against their conditionally independent control (else its layer-addition curves)."""
+    for prefix in ("answer", "curves"):
+        found = [p for p in figures if p.parent.name == "curves" and p.stem.startswith(prefix)]
+        if found:
+            return found[0]
+    return None
 
 
 def _comparison_html(runs: list[dict]) -> str:

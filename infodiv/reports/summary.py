@@ -204,82 +204,60 @@ def _information_inference_rows(dec: dict, n) -> list[dict]:
     return rows
 
 
+def _record_rows(sec: str, rec: dict, n) -> list[dict]:
+    """One verdict record: its statistic with the interval, the null and the corrected value
+    (one interval each, in the record's units), and the verdict with its power."""
+    name = rec["claim"].replace("_", " ")
+    units = rec["units"]
+    iv = rec.get("interval") or [None, None]
+    rows = [_row(sec, f"{name}: {rec['statistic']}", rec["estimate"], low=iv[0], high=iv[1],
+                 units=units,
+                 estimator=f"{rec['interval_method']}, B = {rec['n_bootstrap']}", n=n)]
+    if rec.get("null_mean") is not None:
+        niv = rec.get("null_interval") or [None, None]
+        rows.append(_row(sec, f"{name}: label-permutation null (mean)", rec["null_mean"],
+                         low=niv[0], high=niv[1], units=units,
+                         estimator=f"K = {rec['n_permutations']} permutations, p "
+                                   f"({rec['direction']}) = {fmt(rec.get('p'))}", n=n))
+        civ = rec.get("corrected_interval") or [None, None]
+        rows.append(_row(sec, f"{name}: null-corrected (observed − null mean)",
+                         rec["corrected"], low=civ[0], high=civ[1], units=units,
+                         estimator="example bootstrap minus the null mean", n=n))
+    rows.append(_row(sec, f"verdict: {name}", bool(rec["finding"]), estimator=rec["text"], n=n))
+    return rows
+
+
 def _curve_rows(cur: dict, n) -> list[dict]:
     rows = []
-    settings = cur.get("settings", {})
-    k = settings.get("n_permutations")
+    k = cur.get("settings", {}).get("n_permutations")
     for obj, res in (cur.get("objectives") or {}).items():
         sec = f"Curves and diminishing returns: {obj} (Theorems 5-8)"
         if "error" in res:
             rows.append(_row(sec, "failed", None, estimator=" ".join(res["error"].split())))
             continue
         units = res["curves"].get("units") or ""
-        rand = res["curves"]["curves"].get("random", {})
-        vals = rand.get("values") or [None, None]
+        pt = res.get("point") or {}
         est = f"random orders (K = {k})"
-        rows.append(_row(sec, "f(empty set)", vals[0], units=units, estimator=est, n=n))
-        rows.append(_row(sec, "f(all members)", vals[-1], units=units, estimator=est, n=n))
-        rep = res["report"]
-        sl = rep.get("gain_slope", {})
-        if "slope" in sl:
-            ci = sl.get("ci") or [None, None]
-            label = sl.get("ci_label") or "example bootstrap"
-            b = f", B = {sl['n_bootstrap']}" if sl.get("n_bootstrap") else ""
-            rows.append(_row(sec, "slope of the gain profile g(k) (< 0: diminishing)",
-                             sl["slope"], low=ci[0], high=ci[1], units=f"{units}/member",
-                             estimator=f"{label}{b}; {est}", n=n))
-            rows += _inferential_rows(sec, "slope of g(k)", sl, f"{units}/member", n)
-        dr = rep.get("dr", {})
-        if "violation_rate" in dr:
-            trip = f"{dr.get('n_triples')} nested triples, BH at {dr.get('alpha', 0.05)}"
-            rows.append(_row(sec, "diminishing-returns violation rate", dr["violation_rate"],
-                             estimator=trip, n=n))
-            rows.append(_row(sec, "significant violations (BH, no label null)",
-                             dr.get("significant_violation_rate"), estimator=trip, n=n))
-            if dr.get("significant_violation_rate_corrected") is not None:
-                rows.append(_row(sec, "violations beyond the label null",
-                                 dr["significant_violation_rate_corrected"],
-                                 estimator=f"{dr.get('n_triples')} nested triples, step-down "
-                                           f"label-permutation test (FWER "
-                                           f"{dr.get('alpha', 0.05)})", n=n))
-            ci = dr.get("mean_difference_ci") or [None, None]
-            rows.append(_row(sec, "mean ρ(A) − ρ(B), A ⊆ B", dr.get("mean_difference"),
-                             low=ci[0], high=ci[1], units=units,
-                             estimator="paired example bootstrap", n=n))
-        ctl = res.get("control_modular")
-        if ctl:
-            rows.append(_row(sec, "control (modular surrogate): significant violations",
-                             ctl.get("significant_violation_rate"),
-                             estimator="same DR tests on a matched modular function", n=n))
-        ratio = rep.get("ratio", {})
+        rows.append(_row(sec, "f(empty set)", pt.get("f_empty"), units=units, estimator=est,
+                         n=n))
+        rows.append(_row(sec, "f(all members)", pt.get("f_all"), units=units, estimator=est,
+                         n=n))
+        for rec in (res.get("verdicts") or {}).values():
+            rows += _record_rows(sec, rec, n)
+        ratio = pt.get("ratio", {})
         if "median" in ratio:
-            rows.append(_row(sec, "submodularity ratio along greedy (median)", ratio["median"],
-                             estimator="greedy path", n=n))
-        fits = rep.get("fits", {})
+            rows.append(_row(sec, "submodularity ratio along greedy (median, point)",
+                             ratio["median"], estimator="greedy path", n=n))
+        fits = pt.get("fits", {})
         if fits.get("best_aicc"):
             rows.append(_row(sec, f"growth law by AICc: {fits['best_aicc']}", None,
                              estimator="linear / log / power fits", n=n))
-        for name, v in (rep.get("verdicts") or {}).items():
-            if isinstance(v, dict) and "detected" in v:
-                rows.append(_row(sec, f"verdict: {name.replace('_', ' ')}",
-                                 bool(v.get("finding", v["detected"])),
-                                 estimator=str(v.get("text") or v.get("rule", "")), n=n))
-        for name, term in (rep.get("information_inference") or {}).items():
-            if isinstance(term, dict) and "value" in term:
-                ci = term.get("ci") or [None, None]
-                rows.append(_row(sec, f"{name} (all members)", term["value"], low=ci[0],
-                                 high=ci[1], units="bits",
-                                 estimator=f"example bootstrap, B = {term.get('n_bootstrap')}",
-                                 n=n))
-                rows += _inferential_rows(sec, name, term, "bits", n)
-        for flag in rep.get("flags") or []:
-            text = flag.get("message") or flag.get("name") if isinstance(flag, dict) else flag
-            rows.append(_row(sec, "flag", None, estimator=" ".join(str(text).split()), n=n))
+        for flag in res.get("flags") or []:
+            rows.append(_row(sec, "flag", None, estimator=" ".join(str(flag["message"]).split()),
+                             n=n))
     sel = ((cur.get("selection") or {}).get("inference") or {}).get("verdicts") or {}
-    for name, v in sel.items():   # greedy vs best-of-random / prefix (inference.greedy_verdicts)
-        rows.append(_row("Subset selection (held-out)", f"verdict: {name.replace('_', ' ')}",
-                         bool(v.get("finding", v["detected"])), estimator=str(v.get("text")),
-                         n=n))
+    for rec in sel.values():   # greedy vs best-of-random / prefix
+        rows += _record_rows("Subset selection (held-out)", rec, n)
     return rows
 
 

@@ -3,22 +3,15 @@ report, with their settings, caching and the summary the zoo quotes.
 
 The curves report runs one objective at a time (:func:`infodiv.reports.curves.curves_report`,
 each with its own ``CurvesSettings``: :func:`objective_settings`), so the headline objective
-(held-out accuracy of the summed readout) gets the curve inference at full size with the power
-surrogates while the Gaussian I(U_S;Y) objective, whose estimates exceed H(Y) on these members,
-runs at a smaller size (B = K = 50 with 10 power surrogates of each kind); the selection
-verdicts run with the first objective only (as ``curves_report`` does: the secondary objectives
-pass ``inference_selection = 0``). The entries are merged into one ``curves/report.json``
-(+ ``report.md``, :func:`infodiv.reports.curves.curves_markdown`). Every entry records its
-settings (``zoo_settings``: the settings actually used; no curve-verdict power surrogates below
-:data:`MIN_POWER_MEMBERS` members) and is reused by a rerun with the same ones: an interrupted
-report resumes per objective (the file is rewritten after every objective).
-
-A reused entry written before a verdict existed is completed with the code of
-:mod:`infodiv.inference.added` (:func:`_complete`), which writes what a fresh run writes without
-recomputing the entry: the ``diversity_effect`` verdict with its power (also below
-:data:`MIN_POWER_MEMBERS`: its matched case, planted redundancy, needs one member pair) and,
-on the first objective, the selection verdicts ``greedy_beats_random`` /
-``greedy_beats_prefix`` with their power.
+(held-out accuracy of the summed readout) gets its verdicts at full size with the power
+surrogates while a secondary objective runs at a smaller size; the selection verdicts run with
+the first objective only (the secondary objectives pass ``inference_selection = 0``). The
+entries are merged into one ``curves/report.json`` (+ ``report.md``,
+:func:`infodiv.reports.curves_md.curves_markdown`). Every entry records its settings
+(``zoo_settings``: the settings actually used; no power surrogates below
+:data:`MIN_POWER_MEMBERS` members) and is reused by a rerun with the same ones when it holds
+verdict records; anything else is stale and recomputed. An interrupted report resumes per
+objective (the file is rewritten after every objective).
 """
 
 from __future__ import annotations
@@ -37,13 +30,10 @@ _DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # writte
 #: the power surrogates plant XOR synergy into 2 member pairs
 #: (infodiv.inference.surrogates.planted_synergy): fewer members get no power run
 MIN_POWER_MEMBERS = 4
-#: example resamples B = label permutations K of the selection verdicts (first objective;
-#: ``CurvesSettings.inference_selection``, the curves report's default)
-SELECTION_RESAMPLES = 50
 
 
 def curves_settings(inference: int = 200, power: int = 20, *, secondary=(50, 10),
-                    objectives=("accuracy", "mi_gaussian")) -> dict:
+                    objectives=("accuracy",)) -> dict:
     """The zoo's curves settings: 100 random orders and DR triples, no stability bootstrap or
     graph; the first objective with ``inference`` example resamples and as many label
     permutations (0: no inference) and ``power`` surrogates per kind, the others with
@@ -71,65 +61,32 @@ def objective_settings(settings: dict, obj: str) -> dict:
     cell = settings["sizes"][obj]
     b, p = int(cell["inference"]), int(cell["power"])
     common = {k: v for k, v in settings.items() if k not in ("objectives", "sizes")}
-    kw = {**common, "objectives": [obj], "inference": bool(b), "inference_resamples": b or None,
-          "inference_null": b or None, "power_replicates": p}
+    kw = {**common, "objectives": [obj], "inference": bool(b), "n_bootstrap": b or 20,
+          "n_null": b or None, "power_replicates": p}
     if obj != settings["objectives"][0]:   # the selection belongs to the first objective only
         kw["inference_selection"] = 0
     return kw
-
-
-def _complete(doc: dict, contrib, obj: str, power: int, first: bool, log=print) -> bool:
-    """Add to the reused entry ``doc["objectives"][obj]`` the verdicts it lacks, in place, with
-    :func:`infodiv.inference.added.add_verdicts` / ``add_selection_verdicts`` (what a fresh
-    run writes): ``diversity_effect`` when absent or without power, and on the ``first``
-    objective the selection verdicts when absent or without power; ``power`` surrogates of
-    each kind (0: none added). Returns whether anything was added."""
-    import time
-
-    from infodiv.inference.added import add_selection_verdicts, add_verdicts
-
-    entry = doc["objectives"][obj]
-    if not power or not (entry.get("inference") or {}).get("diversity"):
-        return False
-    added = False
-    div = (entry["report"].get("verdicts") or {}).get("diversity_effect")
-    if not div or not div.get("power"):
-        t0 = time.process_time()
-        v = add_verdicts(doc, contrib, obj, power_replicates=power)
-        log(f"  curves {obj}: diversity_effect added ({time.process_time() - t0:.0f} CPU s): "
-            f"{v['text']}")
-        added = True
-    sel = doc.get("selection") or {}
-    have = (sel.get("inference") or {}).get("verdicts") or {}
-    if first and "objective" in sel and (not have or not all(
-            v.get("power") for v in have.values())):
-        t0 = time.process_time()
-        add_selection_verdicts(doc, contrib, n_resamples=SELECTION_RESAMPLES,
-                               power_replicates=power)
-        log(f"  curves {obj}: selection verdicts added ({time.process_time() - t0:.0f} CPU s)")
-        added = True
-    return added
 
 
 def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
     """Compute (or reuse) every objective's entry, merge, write; the failed objectives'
     messages are returned (their entries keep the error and are recomputed next time)."""
     from extraction import Contributions
-    from infodiv.reports.curves import CurvesSettings, curves_markdown, curves_report
+    from infodiv.reports.curves import CurvesSettings, curves_report
+    from infodiv.reports.curves_md import curves_markdown
 
     contrib = Contributions.load(run_dir)
     old_path = dest / "report.json"
     old = json.loads(old_path.read_text()) if old_path.is_file() else {"objectives": {}}
     merged = None
-    for i, obj in enumerate(settings["objectives"]):
+    for obj in settings["objectives"]:
         kw = objective_settings(settings, obj)
-        power = kw["power_replicates"] if kw["inference"] else 0
         if kw["power_replicates"] and contrib.n_members < MIN_POWER_MEMBERS:
             # the planted-XOR surrogate replaces 2 member pairs: no power run below M = 4
             kw = {**kw, "power_replicates": 0}
             log(f"  curves {obj}: M = {contrib.n_members} < {MIN_POWER_MEMBERS}, no power")
         prev = old["objectives"].get(obj) or {}
-        if prev.get("zoo_settings") == kw and "error" not in prev:
+        if prev.get("zoo_settings") == kw and "error" not in prev and "point" in prev:
             doc = {**old, "objectives": {obj: prev},
                    "timings_s": {obj: (old.get("timings_s") or {}).get(obj)}}
             log(f"  curves {obj}: reused")
@@ -145,8 +102,6 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
         else:
             merged["objectives"].update(doc["objectives"])
             merged["timings_s"].update(doc.get("timings_s") or {})
-        if "error" not in merged["objectives"][obj]:
-            _complete(merged, contrib, obj, power, first=i == 0, log=log)
         # written after every objective (the others' stored entries kept): resumable
         partial = {**merged, "objectives": {**old["objectives"], **merged["objectives"]}}
         _write(dest, old_path, partial, settings, run_dir)
@@ -238,9 +193,9 @@ def _rate(cell):
 
 def _verdict_detail(v: dict) -> dict:
     """A curves-report verdict reduced to what the zoo quotes: the finding (detected and
-    calibrated; ``detected`` where the report predates calibration), the power on its matched
+    calibrated), the power on its matched
     case and the shuffled-label firing rate, and its sentence."""
-    return {"finding": v.get("finding", v.get("detected")), "detected": v.get("detected"),
+    return {"finding": v.get("finding"), "detected": v.get("detected"),
             "calibrated": v.get("calibrated"), "power": _rate(v.get("power")),
             "false_positive": _rate(v.get("false_positive")),
             "matched_case": v.get("matched_case"), "text": v.get("text"), "rule": v.get("rule")}
@@ -248,11 +203,11 @@ def _verdict_detail(v: dict) -> dict:
 
 def curve_summary(report_json) -> dict:
     """Per objective of a curves ``report.json``: the verdicts (the finding: detected and
-    calibrated) with their power and shuffled-label rates (:func:`_verdict_detail`), the gain
-    slope g(k) (all k and from k = 2) with its refitted interval, null-corrected value and
-    label-null p, and the BH-significant violation rate; ``{}`` when the file is absent. The
-    selection verdicts (``greedy_beats_random``, ``greedy_beats_prefix``) are listed with the
-    objective they were computed on (the first one), with ``selection_n_resamples``."""
+    calibrated) with their power and shuffled-label rates (:func:`_verdict_detail`) and the
+    diminishing-returns statistic (the g(k) slope) with its refitted interval, null-corrected
+    value and label-null p; ``{}`` when the file is absent. The selection verdicts
+    (``greedy_beats_random``, ``greedy_beats_prefix``) are listed with the objective they
+    were computed on (the first one), with ``selection_n_resamples``."""
     path = Path(report_json)
     if not path.is_file():
         return {}
@@ -261,33 +216,21 @@ def curve_summary(report_json) -> dict:
     sel_inf = sel.get("inference") or {}
     out = {}
     for obj, entry in doc.get("objectives", {}).items():
-        rep = entry.get("report") or {}
-        verdicts = dict(rep.get("verdicts") or {})
+        verdicts = dict(entry.get("verdicts") or {})
         if obj == sel.get("objective"):
             verdicts.update(sel_inf.get("verdicts") or {})
-        slopes = {}
-        for key, g in (("all", rep.get("gain_slope") or {}),
-                       ("from_k2", (rep.get("gain_slope") or {}).get("from_k2") or {})):
-            slopes[key] = {k: g.get(k) for k in ("slope", "ci", "corrected", "corrected_ci")}
-            slopes[key]["p"] = (g.get("null") or {}).get("p")
-        out[obj] = {"verdicts": {k: v.get("finding", v.get("detected"))
-                                 for k, v in verdicts.items()},
+        dr = verdicts.get("diminishing_returns") or {}
+        out[obj] = {"verdicts": {k: v.get("finding") for k, v in verdicts.items()},
                     "verdict_details": {k: _verdict_detail(v) for k, v in verdicts.items()},
-                    "gain_slope": slopes,
-                    "significant_violation_rate": (rep.get("dr") or {}).get(
-                        "significant_violation_rate"),
-                    "n_resamples": ((rep.get("gain_slope") or {}).get("from_k2") or {}).get(
-                        "n_bootstrap"),
+                    "gain_slope": {"slope": dr.get("estimate"), "ci": dr.get("interval"),
+                                   "corrected": dr.get("corrected"),
+                                   "corrected_ci": dr.get("corrected_interval"),
+                                   "p": dr.get("p")},
+                    "n_resamples": dr.get("n_bootstrap"),
                     "power_replicates": (entry.get("zoo_settings") or {}).get(
                         "power_replicates")}
         if obj == sel.get("objective") and sel_inf:
             out[obj]["selection_n_resamples"] = sel_inf.get("n_resamples")
-        check = ((rep.get("diversity") or {}).get("verdict_null_check") or {}).get("beta")
-        if check:   # added to a stored entry: did its stored label null of beta reproduce?
-            m0, m1 = check["stored_null_mean"], check["recomputed_null_mean"]
-            out[obj]["diversity_null_check"] = {
-                "p_equal": bool(check["stored_p"] == check["recomputed_p"]),
-                "null_mean_relative_difference": abs(m1 - m0) / abs(m0) if m0 else abs(m1)}
     return out
 
 
@@ -297,10 +240,7 @@ def verdict_overview(records) -> dict:
     run (and of those how many have it as a finding), the range of the matched-case power and
     the largest shuffled-label rate, the models without a power run or with power 0
     (``power_zero``: the matched case never detected; a "not detected" of either is no test)
-    and those whose entry lacks the verdict (``missing``); for ``diversity_effect`` added to a
-    stored entry (:func:`_complete`) how many were added, in how many the rerun label null of
-    beta gave the stored p, and the largest relative difference of its null mean. Counts, not
-    readings."""
+    and those whose entry lacks the verdict (``missing``). Counts, not readings."""
     out = {}
     for r in records:
         for obj, c in (r.get("curves") or {}).items():
@@ -310,13 +250,6 @@ def verdict_overview(records) -> dict:
                     "n_finding_powered": 0, "no_power": [], "power_zero": [], "findings": [],
                     "detected_not_calibrated": [], "_powers": [], "_false_positives": []})
                 cell["n_models"] += 1
-                check = c.get("diversity_null_check")
-                if test == "diversity_effect" and check:
-                    cell["n_added"] = cell.get("n_added", 0) + 1
-                    cell["n_null_p_equal"] = cell.get("n_null_p_equal", 0) + check["p_equal"]
-                    cell["null_mean_relative_difference_max"] = max(
-                        cell.get("null_mean_relative_difference_max", 0.0),
-                        check["null_mean_relative_difference"])
                 cell["n_detected"] += bool(d.get("detected"))
                 cell["n_finding"] += bool(d.get("finding"))
                 if d.get("finding"):
