@@ -102,14 +102,6 @@ KNOWN = (
      "the decompositions' information_inference block states no units "
      "(infodiv/reports/decomposition.py)"),
 )
-KNOWN += tuple(
-    (doc, r"^/(objectives/mi_\w+|selection/inference)/verdicts/\w+$", "units",
-     "the curves report's verdict records of an information objective state no units "
-     "(infodiv/inference/record.py, infodiv/reports/curves.py)")
-    for doc in ("curves/report.json", "report.json")) + (
-    ("report.json", r"^\[\d+\]/answer/verdicts\[\d+\]$", "units",
-     "the answer block's verdict lines of an information objective state no units "
-     "(infodiv/reports/answer.py)"),)
 RUN_DOCS = ("report.json", "curves/report.json", "decompositions/decompositions.json",
             "run.json", "contributions/meta.json")
 
