@@ -251,3 +251,24 @@ def test_table1_gap_regression_and_reading_from_synthetic_grid():
     text = "\n".join(reading(summary, "2"))
     assert "the two intervals overlap" in text and "not met." in text
     assert "lies above" not in text and "lies below" not in text
+
+
+def test_verdict_counts_and_reading_of_a_finding_without_power():
+    from infodiv.zoo.depth_across import verdict_counts
+    from infodiv.zoo.depth_page import _holds
+
+    def verdict(detected, calibrated, power):
+        return {"detected": detected, "calibrated": calibrated,
+                "finding": detected and calibrated, "no_test": not detected and power < 0.1,
+                "power": {"rate": power, "ci": [max(power - 0.2, 0), min(power + 0.2, 1)]},
+                "false_positive": {"rate": 0.0 if calibrated else 0.3, "ci": [0, 0.2]}}
+    records = [{"model": "a", "verdicts": {"c": verdict(True, True, 0.0)}},
+               {"model": "b", "verdicts": {"c": verdict(True, False, 1.0)}},
+               {"model": "c", "verdicts": {"c": verdict(True, True, 1.0)}}]
+    cell = verdict_counts(records)["c"]
+    assert (cell["n_models"], cell["n_detected"], cell["n_finding"]) == (3, 3, 2)
+    assert cell["findings"] == ["a", "c"] and cell["findings_without_power"] == ["a"]
+    assert cell["not_calibrated"] == ["b"] and cell["false_positive_max"] == 0.3
+    text = _holds(cell)
+    assert text.startswith("a finding in 2 of 3 analysed models (a, c); in a the rule's power")
+    assert "detected but not calibrated" in text and "in 1 model(s)" in text

@@ -182,19 +182,23 @@ def growth(records, points, reps, *, min_depths: int = 5, random_state: int = 0)
 
 
 def verdict_counts(records) -> dict:
-    """Per claim: models, detections, findings, power range, largest shuffled-label rate and
-    the models where a "not detected" is no test (counts, not readings)."""
+    """Per claim: models, detections, findings, power range, largest shuffled-label rate, the
+    models where a "not detected" is no test and those whose finding comes with power below
+    1/2 on the matched case (Wilson upper bound; counts, not readings)."""
     out = {}
     for r in records:
         for name, v in r["verdicts"].items():
             cell = out.setdefault(name, {"n_models": 0, "n_detected": 0, "n_finding": 0,
                                          "findings": [], "no_test": [], "not_calibrated": [],
+                                         "findings_without_power": [],
                                          "_pw": [], "_fp": []})
             cell["n_models"] += 1
             cell["n_detected"] += bool(v["detected"])
             cell["n_finding"] += bool(v["finding"])
             if v["finding"]:
                 cell["findings"].append(r["model"])
+                if v.get("power") and v["power"]["ci"][1] < 0.5:   # matched case ~never seen
+                    cell["findings_without_power"].append(r["model"])
             if v["no_test"]:
                 cell["no_test"].append(r["model"])
             if not v["calibrated"]:

@@ -310,6 +310,10 @@ def _holds(cell) -> str:
             head += " (power below 1/2 everywhere: no test)"
     else:
         head = f"a finding in {n} of {m} analysed models ({', '.join(cell['findings'])})"
+    weak = cell.get("findings_without_power") or []
+    if weak:
+        head += (f"; in {', '.join(weak)} the rule's power on its matched case is below 1/2, "
+                 "so its sensitivity to what the claim names is not shown there")
     if cell["n_detected"] > n:     # detected, not calibrated: a finding needs both
         head += (f"; detected but not calibrated (its rule fires on shuffled labels beyond "
                  f"the level) in {cell['n_detected'] - n} model(s), so no finding there")
