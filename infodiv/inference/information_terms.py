@@ -116,13 +116,13 @@ def valid_inference(contrib, *, n_null: int = 19, n_boot: int = 2000, seed: int 
         diversity.update(corrected=t["diversity"] - m0,
                          corrected_ci=[c - m0 for c in div_ci])
     return {"joint": joint, "relevancy": relevancy, "diversity": diversity,
-            "bound_lower": {"value": t["error_lower_bound"],
+            "bound_lower": {"value": t["error_lower_bound"], "units": "probability",
                             "meaning": "lower bound on the Bayes error given U (at the upper "
                                        "end of the bracket)"},
-            "bound_upper": {"value": t["error_upper_bound"],
+            "bound_upper": {"value": t["error_upper_bound"], "units": "probability",
                             "meaning": "upper bound on the Bayes error given U (at the lower "
                                        "end of the bracket)"},
-            "h_y": h_y, "terms": t}
+            "h_y": h_y, "units": "bits", "terms": t}
 
 
 class ModelBasedTerms:
@@ -193,8 +193,9 @@ def information_inference(contrib, methods=(VALID_METHOD,), *, n_resamples: int 
 
     Returns
     -------
-    ``{"methods": {method: {term: summary}}, "flags": [...], "h_y", "model_error",
-    "settings"}``; a method that fails on the run is ``{"error": message}``.
+    ``{"methods": {method: {term: summary}}, "flags": [...], "units", "h_y", "model_error",
+    "settings"}`` (information in bits, the Eq. 12 bounds as probabilities); a method that
+    fails on the run is ``{"error": message}``.
     """
     bad = [m for m in methods if m not in METHODS]
     if bad:
@@ -211,7 +212,7 @@ def information_inference(contrib, methods=(VALID_METHOD,), *, n_resamples: int 
             flags += extra
         except ValueError as exc:
             out[method] = {"error": str(exc)}
-    return {"methods": out, "flags": [f.to_dict() for f in flags],
+    return {"methods": out, "flags": [f.to_dict() for f in flags], "units": "bits",
             "h_y": label_entropy(contrib.labels),
             "model_error": float(1.0 - contrib.accuracy()),
             "settings": {"n_resamples": n_resamples, "n_null": n_null, "seed": seed,
