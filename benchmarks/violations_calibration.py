@@ -3,12 +3,13 @@
     python benchmarks/violations_calibration.py [--runs DIR ...] [--objectives OBJ ...]
         [--surrogates 40] [--full 5] [--out benchmarks/results/violations.json]
 
-For each run folder and objective: the label-permutation null of the curve pipeline (K = 200,
-the report's), then ``--surrogates`` shuffled-label and planted-XOR surrogates through the
-verdicts' power detector (:class:`infodiv.inference.power.FixedFitDetector`, the shortcut the
-report uses) judged by
+For each run folder and objective: the label-permutation null of the violations claim
+(:mod:`infodiv.claims.violations`: 200 fixed DR chains, K = 200, the report's), then
+``--surrogates`` shuffled-label and planted-XOR surrogates through the claim's power shortcut
+(one fit per surrogate, examples reweighted, B = 200: what the engine's power detector uses)
+judged by
 
-- ``violations``: the verdict's rule, :func:`infodiv.inference.verdicts.violation_test`
+- ``violations``: the claim's rule, :func:`infodiv.inference.verdicts.violation_test`
   (step-down min-z label-permutation test over triples);
 - ``violations_normal_bh``: the earlier rule (p_t = Φ((d_t − m₀_t)/se_t), Benjamini–Hochberg),
   for comparison on the same surrogates;
@@ -35,10 +36,13 @@ import numpy as np
 from scipy.stats import norm
 
 from extraction.contributions import Contributions
-from infodiv.inference import CurvePipeline, permutation_null, surrogate_power, two_level_bootstrap
-from infodiv.inference.power import FixedFitDetector, wilson_interval
+from infodiv.claims import CLAIMS
+from infodiv.inference import permutation_null, surrogate_power, two_level_bootstrap
+from infodiv.inference.claim import Design, Replicate
+from infodiv.inference.engine import ClaimStatistics
+from infodiv.inference.power import wilson_interval
 from infodiv.inference.surrogates import make_surrogate, planted_style
-from infodiv.inference.verdicts import NullReference, stats_from_bootstrap, violation_test
+from infodiv.inference.verdicts import violation_test
 from infodiv.reports.serialize import write_json
 from infodiv.submodularity import benjamini_hochberg
 
@@ -57,20 +61,32 @@ def normal_bh(d, se, m0, alpha=0.05) -> np.ndarray:
     return benjamini_hochberg(p, alpha) & (ex < 0) & (np.asarray(d) < 0)
 
 
-class BothRules:
-    """Detector: the verdict's violation rule and the earlier one on the same statistics,
-    plus the fixed-fit se relative to the null sd (median over triples)."""
+CLAIM = CLAIMS["violations"]
 
-    def __init__(self, detect: FixedFitDetector):
-        self.detect = detect
-        nd = detect.reference.triples
-        self.m0, self.s0 = np.nanmean(nd, axis=0), np.nanstd(nd, axis=0, ddof=1)
+
+def design_of(objective: str) -> Design:
+    """The violations claim's design: 200 fixed DR chains, 2 random orders per replicate."""
+    return Design(objective, n_orders=2, n_triples=N_TRIPLES)
+
+
+def shortcut(design: Design, run, rng, n_bootstrap: int = 200) -> dict:
+    """The claim's power shortcut on ``run``: per-chain differences of one fit and their
+    example-bootstrap se (examples reweighted), as the engine's power detector computes it."""
+    return CLAIM.quick(Replicate(run, design, rng), rng.spawn(1)[0], n_bootstrap)
+
+
+class BothRules:
+    """Detector: the claim's violation rule and the earlier one on the same shortcut
+    statistics, plus the shortcut se relative to the null sd (median over triples)."""
+
+    def __init__(self, design: Design, null: np.ndarray):
+        self.design, self.null = design, null
+        self.m0, self.s0 = np.nanmean(null, axis=0), np.nanstd(null, axis=0, ddof=1)
 
     def __call__(self, run, rng) -> dict:
-        tri = self.detect.statistics(run, rng)["dr_differences"]
+        tri = shortcut(self.design, run, rng)
         d, se = tri["value"], tri["se"]
-        return {"violations": bool(violation_test(d, se, self.detect.reference.triples)
-                                   ["significant"].any()),
+        return {"violations": bool(violation_test(d, se, self.null)["significant"].any()),
                 "violations_normal_bh": bool(normal_bh(d, se, self.m0).any()),
                 "se_over_null_sd_ge_1": bool(np.median(se / self.s0) >= 1)}
 
@@ -83,15 +99,13 @@ def _rate(hits) -> dict:
 def one_case(run_dir: str, objective: str, n_surrogates: int, n_full: int, seed: int) -> dict:
     c0 = time.process_time()
     run = Contributions.load(ROOT / run_dir)
-    pipe = CurvePipeline(objective, n_orders=2, n_triples=N_TRIPLES, information=False,
-                         diversity=False)
-    null = permutation_null(run, pipe, n_permutations=N_NULL, random_state=seed, progress=True)
-    ref = NullReference.from_null(null)
-    nd = ref.triples
+    design = design_of(objective)
+    pipe = ClaimStatistics([CLAIM], design)
+    nd = np.asarray(permutation_null(run, pipe, n_permutations=N_NULL, random_state=seed,
+                                     progress=True)[CLAIM.name].distribution)
     m0, s0 = np.nanmean(nd, axis=0), np.nanstd(nd, axis=0, ddof=1)
     zk = (nd - m0) / np.where(s0 > 0, s0, 1.0)
-    detect = FixedFitDetector(pipe, ref, n_bootstrap=200)
-    both = BothRules(detect)
+    both = BothRules(design, nd)
     power = surrogate_power(run, both, kinds=("planted_synergy", "shuffled_labels"),
                             n_replicates=n_surrogates, random_state=seed, progress=False)
     # the planted pair this objective can read (the report's), beside the XOR pair
@@ -112,29 +126,29 @@ def one_case(run_dir: str, objective: str, n_surrogates: int, n_full: int, seed:
            "power_normal_bh": (cancel or power["planted_synergy"])["violations_normal_bh"],
            "null_min_z_q05": float(np.quantile(zk.min(axis=1), 0.05)),
            "independent_normal_min_z_q05": float(norm.ppf(0.05 / N_TRIPLES)),
-           "detector": "FixedFitDetector (fit once per surrogate, examples reweighted, "
-                       "B = 200), judged against the real run's label null"}
+           "detector": "the violations claim's shortcut (fit once per surrogate, examples "
+                       "reweighted, B = 200), judged against the real run's label null"}
     # the real run, refitted (the report's own path)
     boot = two_level_bootstrap(run, pipe, n_bootstrap=B_REAL, n_mc=3, random_state=seed,
                                progress=False)
-    st = stats_from_bootstrap(boot)["dr_differences"]
-    vt = violation_test(st["value"], st["se"], nd)
+    st = boot[CLAIM.name]
+    vt = violation_test(st.value, st.se, nd)
     out["real_run"] = {"violations": bool(vt["significant"].any()),
                        "significant_violation_rate_corrected": float(vt["significant"].mean()),
                        "min_p_adjusted": float(vt["p_adjusted"].min()),
-                       "violations_normal_bh": bool(normal_bh(st["value"], st["se"], m0).any()),
+                       "violations_normal_bh": bool(normal_bh(st.value, st.se, m0).any()),
                        "n_bootstrap": B_REAL,
-                       "se_refit_over_null_sd_median": float(np.median(st["se"] / s0))}
+                       "se_refit_over_null_sd_median": float(np.median(st.se / s0))}
     # a few shuffled copies through the full refitting pipeline
     full, old, ratio = [], [], []
     for r in range(n_full):
         sur = make_surrogate(run, "shuffled_labels", random_state=10_000 + r)
         b = two_level_bootstrap(sur, pipe, n_bootstrap=B_FULL, n_mc=2, random_state=r,
                                 progress=False)
-        s = stats_from_bootstrap(b)["dr_differences"]
-        full.append(bool(violation_test(s["value"], s["se"], nd)["significant"].any()))
-        old.append(bool(normal_bh(s["value"], s["se"], m0).any()))
-        ratio.append(float(np.median(s["se"] / s0)))
+        s = b[CLAIM.name]
+        full.append(bool(violation_test(s.value, s.se, nd)["significant"].any()))
+        old.append(bool(normal_bh(s.value, s.se, m0).any()))
+        ratio.append(float(np.median(s.se / s0)))
         print(f"  full pipeline, shuffled copy {r}: new {full[-1]} old {old[-1]}", flush=True)
     if n_full:
         out["full_pipeline_shuffled"] = {"violations": _rate(full),

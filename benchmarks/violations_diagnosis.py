@@ -2,8 +2,8 @@
 
     python benchmarks/violations_diagnosis.py RUN_DIR OBJECTIVE K S_FIX S_FULL B OUT.json
 
-The real run's label null (K permutations of the curve pipeline, 200 fixed triples), then
-``S_FIX`` shuffled-label surrogates through the power shortcut (FixedFitDetector: one fit,
+The real run's label null (K permutations of the violations claim's statistic, 200 fixed
+chains), then ``S_FIX`` shuffled-label surrogates through the claim's power shortcut (one fit,
 examples reweighted, B = 200) and the first ``S_FULL`` of them also through the full refitting
 two-level bootstrap (``B`` resamples). Per surrogate: the number of triples that the earlier
 rule (normal p = Φ((d − m₀)/se), BH) flags with the shortcut's se (``fix_n_old``), with
@@ -19,15 +19,13 @@ import sys
 import time
 
 import numpy as np
-from violations_calibration import normal_bh  # the earlier rule, one copy
+from violations_calibration import CLAIM, design_of, normal_bh, shortcut  # one copy each
 
 from extraction.contributions import Contributions
 from infodiv.inference.bootstrap import two_level_bootstrap
+from infodiv.inference.engine import ClaimStatistics
 from infodiv.inference.nulls import permutation_null
-from infodiv.inference.pipelines import CurvePipeline
-from infodiv.inference.power import FixedFitDetector
 from infodiv.inference.surrogates import make_surrogate
-from infodiv.inference.verdicts import NullReference
 
 
 def main(argv) -> int:
@@ -37,23 +35,22 @@ def main(argv) -> int:
     run_dir, obj, out_path = argv[0], argv[1], argv[6]
     k, s_fix, s_full, b = (int(a) for a in argv[2:6])
     c = Contributions.load(run_dir)
-    pipe = CurvePipeline(obj, n_orders=2, n_triples=200, information=False, diversity=False)
+    design = design_of(obj)
+    pipe = ClaimStatistics([CLAIM], design)
     t0 = time.process_time()
     null = permutation_null(c, pipe, n_permutations=k, random_state=1, progress=False)
-    nd = np.asarray(null["dr_differences"].distribution)
+    nd = np.asarray(null[CLAIM.name].distribution)
     m0, sd0 = np.nanmean(nd, 0), np.nanstd(nd, 0, ddof=1)
-    ref = NullReference.from_null(null)
 
     def rule(d, se):
         return int(normal_bh(d, se, m0).sum())
 
     rows = []
-    det = FixedFitDetector(pipe, ref, n_bootstrap=200)
     for r in range(max(s_fix, s_full)):
         sur = make_surrogate(c, "shuffled_labels", random_state=1000 + r)
         row = {"r": r}
         if r < s_fix:
-            st = det.statistics(sur, np.random.default_rng(r))["dr_differences"]
+            st = shortcut(design, sur, np.random.default_rng(r))
             d, se = np.asarray(st["value"]), np.asarray(st["se"])
             row.update(fix_n_old=rule(d, se), fix_se_ratio=float(np.median(se / sd0)),
                        fix_z_sd=float(np.std((d - m0) / sd0)),
@@ -61,7 +58,7 @@ def main(argv) -> int:
         if r < s_full:
             boot = two_level_bootstrap(sur, pipe, n_bootstrap=b, n_mc=2, random_state=r,
                                        progress=False)
-            e = boot["dr_differences"]
+            e = boot[CLAIM.name]
             d, se = np.asarray(e.value), np.asarray(e.se)
             row.update(full_n_old=rule(d, se), full_se_ratio=float(np.median(se / sd0)),
                        full_z_sd=float(np.std((d - m0) / sd0)),

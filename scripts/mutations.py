@@ -1,11 +1,14 @@
 """Mutation check of the analysis layer: does the test suite catch each known breakage?
 
     python scripts/mutations.py [--tests tests/test_reports.py ...] [--only N ...]
+        [--working-tree]
 
-Exports the committed tree (``git archive HEAD``) into a temporary folder, runs the chosen
-tests once unmodified (they must pass), then applies each one-line breakage below on its own,
-reruns the tests and reports which tests failed. Exit status 1 when a mutation survives (no
-test fails) or the unmodified run is red. The shared checkout is never modified.
+Exports the committed tree (``git archive HEAD``; with ``--working-tree`` the checkout's
+tracked and untracked, not ignored files as they are on disk) into a temporary folder, runs
+the chosen tests once unmodified (they must pass), then applies each one-line breakage below
+on its own, reruns the tests and reports which tests failed. Exit status 1 when a mutation
+survives (no test fails) or the unmodified run is red. The shared checkout is never
+modified.
 
 The breakages are deliberate one-line errors that the suite once let through, in the
 diagnostics, selection and report code, the violations verdict's multiplicity over triples,
@@ -90,14 +93,26 @@ MUTATIONS = [
 
 DEFAULT_TESTS = ["tests/test_reports.py", "tests/test_submodularity.py",
                  "tests/test_selection.py", "tests/test_curves.py", "tests/test_curves_cli.py",
-                 "tests/test_inference_violations.py", "tests/test_engine.py"]
+                 "tests/test_inference_violations.py", "tests/test_inference_verdicts.py",
+                 "tests/test_engine.py"]
 
 
-def export_tree(dest: Path) -> None:
-    """The committed tree of the repository at ``dest`` (``git archive HEAD``)."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+def export_tree(dest: Path, working_tree: bool = False) -> None:
+    """The committed tree of the repository at ``dest`` (``git archive HEAD``), or with
+    ``working_tree`` the files git knows or would add (``git ls-files -co
+    --exclude-standard``) as they are in the checkout (files deleted there are left out)."""
+    if not working_tree:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        return
+    names = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard",
+                            "-z"], check=True, capture_output=True).stdout.split(b"\0")
+    for name in filter(None, names):
+        src = ROOT / os.fsdecode(name)
+        if src.is_file():
+            (dest / src.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / src.relative_to(ROOT))
 
 
 def run_tests(tree: Path, tests: list[str]) -> tuple[int, list[str]]:
@@ -126,10 +141,15 @@ def main(argv=None) -> int:
     parser.add_argument("--tests", nargs="+", default=DEFAULT_TESTS)
     parser.add_argument("--only", nargs="+", type=int, default=None,
                         help="1-based numbers of the mutations to run (default: all)")
+    parser.add_argument("--working-tree", action="store_true",
+                        help="test the checkout's files as they are, not the last commit")
     args = parser.parse_args(argv)
+    bad = [i for i in args.only or () if not 1 <= i <= len(MUTATIONS)]
+    if bad:
+        parser.error(f"--only: mutations are numbered 1 to {len(MUTATIONS)}, got {bad}")
     tmp = Path(tempfile.mkdtemp(prefix="infodiv-mutations-"))
     try:
-        export_tree(tmp)
+        export_tree(tmp, args.working_tree)
         rc, failed = run_tests(tmp, args.tests)
         print(f"unmodified tree: exit {rc}, {len(failed)} failing tests")
         if rc != 0:

@@ -169,7 +169,7 @@ def test_theorem8_bounds_by_hand(base):
 
 
 def test_theorem8_record_is_a_report(base):
-    rec = evaluate(base, [CLAIMS["theorem8"]], DESIGN, n_bootstrap=20, n_permutations=19,
+    rec = evaluate(base, [CLAIMS["theorem8"]], DESIGN, n_bootstrap=20, n_permutations=20,
                    n_mc=2, n_power=0, random_state=0)["records"]["theorem8"]
     assert not rec.detected and not rec.finding
     assert rec.extra["report_only"]

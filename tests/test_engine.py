@@ -129,11 +129,11 @@ def test_label_null_permutes_the_labels():
     run = dependent_ensemble(300, 6, signal=0.6, rho=0.3, random_state=3)
     out = evaluate(run, get_claims(["dr_mean_difference_positive"]),
                    Design("accuracy", n_orders=2, n_triples=20), n_bootstrap=20,
-                   n_permutations=19, n_mc=2, n_power=0, random_state=0)
+                   n_permutations=20, n_mc=2, n_power=0, random_state=0)
     rec = out["records"]["dr_mean_difference_positive"]
     assert rec.estimate > 0.02
     assert abs(rec.null_mean) < 0.25 * rec.estimate
-    assert rec.p == pytest.approx(1 / 20)
+    assert rec.p == pytest.approx(1 / 21)   # (1 + 0) / (1 + K), K = 20
     assert rec.null_interval[1] < rec.estimate
 
 
@@ -157,8 +157,9 @@ def test_bootstrap_interval_contains_the_estimate_and_reports_the_gap():
 
 
 def test_sizes_are_checked_before_any_work(golden_run):
-    with pytest.raises(ValueError, match="n_permutations must be >= 19"):
-        evaluate(golden_run, get_claims(["diminishing_returns"]), n_permutations=10)
+    for k in (10, 19):   # at K = 19 the smallest p, 1/20, is not below alpha = 0.05
+        with pytest.raises(ValueError, match="n_permutations must be >= 20"):
+            evaluate(golden_run, get_claims(["diminishing_returns"]), n_permutations=k)
     with pytest.raises(ValueError, match="unknown claims"):
         get_claims(["no_such_claim"])
     one = dependent_ensemble(50, 2, random_state=0).take(np.arange(50))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from _binomial import binomial_floor
 
+from infodiv.claims import get_claims
 from infodiv.inference import (
-    CurvePipeline,
     dependent_ensemble,
     null_corrected,
     permutation_null,
@@ -19,8 +19,14 @@ from infodiv.inference import (
     two_level_bootstrap,
 )
 from infodiv.inference.bootstrap import p_negative_normal
-from infodiv.inference.pipelines import InformationPipeline
+from infodiv.inference.claim import Design
+from infodiv.inference.engine import ClaimStatistics
+from infodiv.inference.information_terms import ModelBasedTerms as InformationPipeline
 from infodiv.submodularity import benjamini_hochberg
+
+#: the engine's claims whose statistics these tests resample (g(k) slope, DR mean, per-chain
+#: differences)
+CHAIN_CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violations")
 
 
 def covers(ci):
@@ -32,8 +38,9 @@ slow = pytest.mark.skipif(not os.environ.get("INFODIV_SLOW"),
 
 
 def null_bootstraps(objective, n_replicates, n_bootstrap, n=200, m=6):
-    """Shuffled labels on runs with dependent members: one two-level bootstrap each."""
-    pipe = CurvePipeline(objective, n_orders=4, n_triples=12, information=False)
+    """Shuffled labels on runs with dependent members: one two-level bootstrap each of the
+    engine's chain claims (every replicate refitted, 4 random orders inside, 12 chains)."""
+    pipe = ClaimStatistics(get_claims(CHAIN_CLAIMS), Design(objective, n_orders=4, n_triples=12))
     out = []
     for r in range(n_replicates):
         run = shuffled_labels(dependent_ensemble(n, m, signal=0.4, rho=0.4, random_state=r),
@@ -51,19 +58,19 @@ def null_replicates():
 def check_null_coverage(boots):
     n = len(boots)
     floor = min(0.90, binomial_floor(0.95, n))
-    for name in ("gain_slope", "gain_slope_from_k2", "dr_mean_difference"):
+    for name in ("diminishing_returns", "dr_mean_difference_positive"):
         rate = np.mean([covers(b[name].ci) for b in boots])
         assert rate >= floor, (name, rate, floor)
     rates = []
     for b in boots:
-        est = b["dr_differences"]
+        est = b["violations"]
         rates.append(np.mean(benjamini_hochberg(p_negative_normal(est), 0.05) & (est.value < 0)))
     assert np.mean(rates) <= 0.05
 
 
 def test_slope_and_dr_intervals_cover_zero_and_bh_rate_under_shuffled_labels(null_replicates):
-    """95% slope / k>=2 slope / DR intervals cover 0 in >= 90% of 20 replicates (>= 18);
-    the BH-significant violation rate averages <= 5%."""
+    """95% g(k)-slope and DR-mean intervals cover 0 in >= 90% of 20 replicates (>= 18);
+    the BH-significant rate of the per-chain differences averages <= 5%."""
     check_null_coverage(null_replicates)
 
 
@@ -73,7 +80,7 @@ def test_null_coverage_of_the_calibrated_objective_over_many_replicates():
 
 
 def test_mc_error_is_reported_apart_and_is_not_the_interval(null_replicates):
-    est = null_replicates[0]["gain_slope"]
+    est = null_replicates[0]["diminishing_returns"]
     assert est.n_bootstrap == 50 and est.n_mc == 2
     d = est.to_dict()
     assert "Monte-Carlo" in d["mc_label"] and d["interval"].startswith("percentile")

@@ -1,4 +1,4 @@
-"""Flags, subsampling, depth estimand, junction correlations and the inferential report
+"""Flags, subsampling, depth estimand, junction correlations and the engine's verdict records
 (issue 9)."""
 
 import json
@@ -8,11 +8,9 @@ import pytest
 from joblib import parallel_config
 
 from extraction.contributions import Contributions, Member
+from infodiv.claims import CURVE_CLAIMS, get_claims
 from infodiv.inference import (
-    CurvePipeline,
     DepthPipeline,
-    curve_inference,
-    curve_inference_markdown,
     dependent_ensemble,
     depth_curves,
     fisher_z_average,
@@ -20,6 +18,8 @@ from infodiv.inference import (
     subsample_extrapolation,
     two_level_bootstrap,
 )
+from infodiv.inference.claim import Design
+from infodiv.inference.engine import ClaimStatistics, evaluate
 from infodiv.inference.flags import (
     Flag,
     check_bounds,
@@ -30,6 +30,7 @@ from infodiv.inference.flags import (
     summary_lines,
 )
 from infodiv.inference.subsampling import extrapolate_inverse_n
+from infodiv.reports.curves_md import record_line
 from infodiv.tables import fisher_z_mean
 
 
@@ -150,12 +151,15 @@ def test_junction_correlations_bootstrap_recomputes_series_and_leaves_last_point
 
 def test_bootstrap_is_seeded_independent_of_n_jobs_and_counts_failures():
     run = dependent_ensemble(120, 4, signal=0.5, random_state=0)
-    pipe = CurvePipeline("accuracy", n_orders=3, n_triples=4, information=False)
+    pipe = ClaimStatistics(get_claims(["diminishing_returns", "dr_mean_difference_positive"]),
+                           Design("accuracy", n_orders=3, n_triples=4))
     a = two_level_bootstrap(run, pipe, n_bootstrap=20, n_mc=2, random_state=3, progress=False)
     with parallel_config(backend="threading"):
         b = two_level_bootstrap(run, pipe, n_bootstrap=20, n_mc=2, random_state=3, n_jobs=2,
                                 progress=False)
-    np.testing.assert_array_equal(a["gain_slope"].distribution, b["gain_slope"].distribution)
+    for name in ("diminishing_returns", "dr_mean_difference_positive"):
+        np.testing.assert_array_equal(a[name].distribution, b[name].distribution)
+        assert np.std(a[name].distribution) > 0
 
     def flaky(r, rng):
         if r.labels[:3].sum() == 0:
@@ -170,41 +174,47 @@ def test_bootstrap_is_seeded_independent_of_n_jobs_and_counts_failures():
         two_level_bootstrap(run, pipe, n_bootstrap=5)
 
 
-def test_curve_inference_report_fields_are_inferential_with_flags_and_power():
+#: the words of each surrogate kind in the claims' matched case
+CLAIMS_KIND_WORDS = {"conditionally_independent": "permuted independently within each class",
+                     "planted_synergy": "planted synergistic pair",
+                     "planted_redundancy": "planted redundancy"}
+
+
+def test_engine_records_are_inferential_with_nulls_power_and_flags():
+    """The curve claims' records on a small run: every scalar record carries the example
+    interval, the label null, the null-corrected value, p and the Monte-Carlo error apart,
+    the power on its matched surrogate and the shuffled-label rate; the violations record
+    summarises its chains; all of it is JSON and the report's markdown line prints it."""
     run = dependent_ensemble(200, 5, signal=0.5, rho=0.3, random_state=2)
-    doc = curve_inference(run, "accuracy", n_bootstrap=20, n_permutations=19, n_mc=2,
-                          n_orders=3, n_triples=6, power_replicates=2, power_bootstrap=20,
-                          growth_laws=False, progress=False)
-    json.dumps(doc)
-    gs = doc["gain_slope"]
-    assert {"slope", "ci", "ci_mc", "slope_mc_error", "corrected", "corrected_ci", "p",
-            "null"} <= set(gs)
-    assert {"slope", "ci", "ci_mc"} <= set(doc["gain_slope"]["from_k2"])
-    dr = doc["dr"]
-    assert {"mean_difference_ci", "mean_difference_ci_mc", "significant_violation_rate",
-            "p_values"} <= set(dr)
-    assert len(dr["p_values"]) == dr["n_triples"] == 6
-    assert "Monte-Carlo" in doc["mc_label"]
-    assert doc["information"]["redundancy"]["null"]["note"].startswith("does not involve Y")
-    assert set(doc["power"]) >= {"conditionally_independent", "planted_synergy",
-                                 "shuffled_labels"}
-    assert "power" in doc["verdicts"]["diminishing_returns"]
-    md = curve_inference_markdown(doc)
-    assert md.index("null-corrected") < md.index("observed")
-    assert "Monte-Carlo error" in md and ("Flags" in md)
-
-
-def test_growth_law_indicators_pick_the_aicc_winner():
-    run = dependent_ensemble(200, 6, signal=0.6, random_state=5)
-    out = CurvePipeline("accuracy", n_orders=3, n_triples=0, information=False,
-                        growth_laws=True)(run, np.random.default_rng(0))
-    for key in ("aicc", "extrapolation"):
-        flags = [out[f"growth_{key}_{law}"] for law in ("linear", "log", "power")]
-        assert sorted(flags) == [0.0, 0.0, 1.0]
+    out = evaluate(run, get_claims(CURVE_CLAIMS), Design("accuracy", n_orders=3, n_triples=6),
+                   n_bootstrap=20, n_permutations=20, n_mc=2, n_power=2, n_power_bootstrap=20)
+    recs = out["records"]
+    assert set(recs) == set(CURVE_CLAIMS) and out["n_failed"] == 0
+    kinds = {"diminishing_returns": "conditionally_independent",
+             "dr_mean_difference_positive": "conditionally_independent",
+             "violations": "planted_synergy", "diversity_effect": "planted_redundancy"}
+    for name, rec in recs.items():
+        doc = json.loads(json.dumps(rec.to_dict()))
+        assert rec.power["n"] == rec.false_positive["n"] == 2, name
+        assert rec.n_bootstrap == 20 and rec.n_permutations == 20 and rec.n_mc == 2
+        assert rec.matched_case and CLAIMS_KIND_WORDS[kinds[name]] in rec.matched_case, name
+        line = record_line(name, doc)
+        assert line.startswith(f"- **{name.replace('_', ' ')}**: {doc['text']}")
+        if name == "violations":
+            assert rec.interval is None and rec.extra["n_triples"] == 6
+            assert 0 <= rec.estimate <= 1 and 1 / 21 <= rec.p <= 1
+            continue
+        assert rec.interval[0] <= rec.estimate <= rec.interval[1]
+        assert rec.null_interval[0] <= rec.null_mean <= rec.null_interval[1]
+        assert rec.corrected == pytest.approx(rec.estimate - rec.null_mean)
+        assert 1 / 21 <= rec.p <= 1 and rec.mc_error >= 0
+        assert "example bootstrap" in rec.interval_method
+        assert "null-corrected" in line and "Monte-Carlo error" in line
+    assert all(isinstance(f, dict) and "code" in f for r in recs.values() for f in r.flags)
 
 
 def test_centred_interval_removes_the_resampling_bias_of_an_information_estimate():
-    from infodiv.inference.pipelines import InformationPipeline
+    from infodiv.inference.information_terms import ModelBasedTerms as InformationPipeline
 
     run = dependent_ensemble(120, 12, signal=0.3, rho=0.4, random_state=9)
     kw = dict(n_bootstrap=40, n_mc=2, random_state=0, progress=False)

@@ -5,19 +5,23 @@ Judged over seeded replicates with binomial tolerances: a coverage floor is the 
 minus two binomial standard errors (at most 0.90), a false-positive ceiling 0.05 plus two.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from _binomial import ceiling
+from _shortcut import label_null, shortcut_detects
 
+from infodiv.claims import CLAIMS, get_claims
 from infodiv.curves import order_scores, random_order_values
 from infodiv.inference import (
     conditionally_independent,
-    curve_inference,
     dependent_ensemble,
     planted_synergy,
     shuffled_labels,
 )
-from infodiv.inference.verdicts import NullReference, decide, verdict_docs
+from infodiv.inference.claim import Claim, Design
+from infodiv.inference.engine import detect, evaluate
 from infodiv.setfunctions import make_set_function
 from infodiv.submodularity import dr_tests, gain_slope, submodularity_report
 
@@ -60,6 +64,13 @@ def test_mc_fields_exist_and_are_narrower_than_the_inferential_ones_at_real_scal
     np.testing.assert_allclose(per_example.mean(axis=2), samples, atol=1e-12)
     gs = gain_slope(per_example, f.sign(), n_bootstrap=300)
     assert gs["slope"] == pytest.approx(gain_slope(samples, f.sign(), n_bootstrap=2)["slope"])
+    # the slopes are the OLS fits of g(k) on k, over k >= 1 and (without g(1)) over k >= 2
+    g = f.sign() * np.diff(samples, axis=1).mean(axis=0)
+    k = np.arange(1, g.size + 1, dtype=float)
+    assert gs["slope"] == pytest.approx(np.polyfit(k, g, 1)[0], rel=1e-9, abs=1e-15)
+    assert gs["from_k2"]["slope"] == pytest.approx(np.polyfit(k[1:], g[1:], 1)[0], rel=1e-9,
+                                                   abs=1e-15)
+    assert gs["from_k2"]["slope"] != pytest.approx(gs["slope"], rel=1e-3)
     for s in (gs, gs["from_k2"]):
         assert "Monte-Carlo" in s["ci_mc_label"] and "example" in s["ci_label"]
         assert s["ci_mc"][1] - s["ci_mc"][0] < 0.5 * (s["ci"][1] - s["ci"][0])
@@ -73,61 +84,83 @@ def test_mc_fields_exist_and_are_narrower_than_the_inferential_ones_at_real_scal
 
 
 def test_a_verdict_is_yes_only_when_it_survives_its_null():
-    stats = {"gain_slope": {"value": -1.0, "ci": (-1.5, -0.5)},
-             "dr_mean_difference": {"value": 0.2, "ci": (0.1, 0.3)},
-             "dr_differences": {"value": np.array([-0.5, 0.2, 0.1]),
-                                "se": np.array([0.05, 0.1, 0.1])},
-             "diversity_partial_r": {"value": 0.3, "ci": (0.1, 0.5)}}
+    """Each claim's own rule (:func:`infodiv.inference.engine.detect`) on the same statistics:
+    detected against a null centred at 0, not against a null that reproduces the effect
+    (estimator bias), not without a null."""
+    stats = {"diminishing_returns": {"value": -1.0, "ci": (-1.5, -0.5)},
+             "dr_mean_difference_positive": {"value": 0.2, "ci": (0.1, 0.3)},
+             "violations": {"value": np.array([-0.5, 0.2, 0.1]),
+                            "se": np.array([0.05, 0.1, 0.1])},
+             "diversity_effect": {"value": 0.3, "ci": (0.1, 0.5)}}
     rng = np.random.default_rng(0)
-    centred = NullReference(rng.normal(0, 0.1, 199), rng.normal(0, 0.02, 199),
-                            rng.normal(0, 0.05, (199, 3)), rng.normal(0, 0.05, 199))
-    assert decide(stats, centred) == {"diminishing_returns": True,
-                                      "dr_mean_difference_positive": True, "violations": True,
-                                      "diversity_effect": True}
+
+    def verdicts(nulls):
+        return {n: detect(CLAIMS[n], stats[n], nulls[n], 0.05) for n in stats}
+
+    centred = {"diminishing_returns": rng.normal(0, 0.1, 199),
+               "dr_mean_difference_positive": rng.normal(0, 0.02, 199),
+               "violations": rng.normal(0, 0.05, (199, 3)),
+               "diversity_effect": rng.normal(0, 0.05, 199)}
+    assert all(verdicts(centred).values())
     # the null reproduces the effect (estimator bias): the same intervals are no finding
-    biased = NullReference(rng.normal(-1.0, 0.1, 199), rng.normal(0.2, 0.02, 199),
-                           rng.normal([-0.5, 0.2, 0.1], 0.05, (199, 3)),
-                           rng.normal(0.3, 0.05, 199))
-    assert not any(decide(stats, biased).values())
-    assert not any(decide(stats, NullReference(None, None, None)).values())  # no null
-    docs = verdict_docs(decide(stats, biased), None)
-    assert docs["diminishing_returns"]["text"].startswith("not detected; power not computed")
-    power = {"conditionally_independent": {"diminishing_returns": {"rate": 0.85, "n": 20,
-                                                                   "ci": [0.64, 0.95]}},
-             "shuffled_labels": {"diminishing_returns": {"rate": 0.05, "n": 20,
-                                                         "ci": [0.01, 0.24]}}}
-    text = verdict_docs(decide(stats, biased), power)["diminishing_returns"]["text"]
-    assert text.startswith("not detected; a matched submodular case")
-    assert "detected with probability 0.85" in text and "fires with probability 0.05" in text
-    assert "not calibrated" not in text
+    biased = {"diminishing_returns": rng.normal(-1.0, 0.1, 199),
+              "dr_mean_difference_positive": rng.normal(0.2, 0.02, 199),
+              "violations": rng.normal([-0.5, 0.2, 0.1], 0.05, (199, 3)),
+              "diversity_effect": rng.normal(0.3, 0.05, 199)}
+    assert not any(verdicts(biased).values())
+    assert not any(verdicts(dict.fromkeys(stats)).values())   # no null
+    # a null shifted towards the effect: the estimate lies beyond every draw (p at its floor)
+    # but the interval minus the null mean reaches 0: the null-corrected part of the rule
+    shifted = rng.normal(-0.8, 0.05, 199)
+    slope = CLAIMS["diminishing_returns"]
+    assert np.all(shifted > -1.0)
+    assert not detect(slope, stats["diminishing_returns"], shifted, 0.05)
+    assert detect(slope, stats["diminishing_returns"], shifted + 0.8, 0.05)
+    # a statistic beyond 0 whose interval is not: the interval part of the rule
+    wide = {"value": -1.0, "ci": (-1.5, 0.1)}
+    assert not detect(CLAIMS["diminishing_returns"], wide, centred["diminishing_returns"], 0.05)
+
+
+def _total_gain(rep) -> float:
+    """f(all members) - f(empty): what the members add (a finding when above its null)."""
+    f = rep.f
+    return float(f.sign() * (f.value(np.arange(rep.run.n_members)) - f.value([])))
+
+
+def _always_fires(rep, rng, n_bootstrap) -> dict:
+    """A broken power shortcut: the same confident positive interval on any surrogate."""
+    return {"value": 1.0, "ci": (0.9, 1.1)}
+
+
+TOTAL_GAIN = Claim(name="total_gain", theorem="the members carry the label",
+                   statistic_name="f(all) - f(empty)", statistic=_total_gain,
+                   direction="greater", surrogate="conditionally_independent",
+                   matched_case="a matched case (members permuted within each class, same n)",
+                   sentence="the members add accuracy", rule="three-part rule at {alpha}")
 
 
 def test_a_verdict_its_shuffled_labels_reproduce_is_not_a_finding():
-    """A rule whose shuffled-label detection rate is above alpha beyond its Wilson interval is
-    reported as detected but not a finding (``calibrated`` False, ``finding`` False); at a
-    rate compatible with alpha it stays a finding."""
+    """Through the engine: a claim whose power rule fires on shuffled labels (here a broken
+    shortcut that always fires) is reported detected but not calibrated and not a finding,
+    flagged and said so; the same claim judged by the refitted bootstrap on its surrogates
+    stays calibrated and a finding. The calibration check is the Wilson interval of the
+    shuffled-label rate against alpha."""
     from infodiv.inference.power import wilson_interval
     from infodiv.inference.verdicts import is_calibrated
 
-    detected = {"diminishing_returns": True, "dr_mean_difference_positive": False,
-                "violations": True}
-    power = {"conditionally_independent": {t: {"rate": 0.9, "n": 20,
-                                                "ci": list(wilson_interval(18, 20))}
-                                            for t in ("diminishing_returns",
-                                                      "dr_mean_difference_positive")},
-             "planted_synergy": {"violations": {"rate": 1.0, "n": 20,
-                                                "ci": list(wilson_interval(20, 20))}},
-             "shuffled_labels": {"diminishing_returns": {"rate": 0.05, "n": 20,
-                                                         "ci": list(wilson_interval(1, 20))},
-                                 "violations": {"rate": 0.75, "n": 20,
-                                                "ci": list(wilson_interval(15, 20))}}}
-    docs = verdict_docs(detected, power)
-    v = docs["violations"]
-    assert v["detected"] and not v["calibrated"] and not v["finding"]
-    assert "not calibrated" in v["text"] and "not a finding" in v["text"]
-    d = docs["diminishing_returns"]
-    assert d["detected"] and d["calibrated"] and d["finding"]
-    assert "not calibrated" not in d["text"]
+    run = dependent_ensemble(200, 4, signal=0.6, rho=0.3, random_state=1)
+    kw = dict(n_bootstrap=20, n_permutations=39, n_mc=2, n_power=6, n_power_bootstrap=20,
+              random_state=0)
+    design = Design("accuracy", n_orders=2, n_triples=0)
+    broken = evaluate(run, [dataclasses.replace(TOTAL_GAIN, quick=_always_fires)], design,
+                      **kw)["records"]["total_gain"]
+    assert broken.detected and not broken.calibrated and not broken.finding
+    assert broken.false_positive["rate"] == 1.0 and broken.power["rate"] == 1.0
+    assert "not_calibrated" in {f["code"] for f in broken.flags}
+    assert "not calibrated" in broken.text() and "not a finding" in broken.text()
+    honest = evaluate(run, [TOTAL_GAIN], design, **kw)["records"]["total_gain"]
+    assert honest.detected and honest.calibrated and honest.finding
+    assert honest.false_positive["n_detected"] <= 1 and "not calibrated" not in honest.text()
     # 3 of 20 (0.15): Wilson lower bound 0.052 > 0.05, already beyond alpha; 2 of 20 is not
     assert not is_calibrated({"rate": 0.15, "ci": list(wilson_interval(3, 20))})
     assert is_calibrated({"rate": 0.10, "ci": list(wilson_interval(2, 20))})
@@ -154,22 +187,25 @@ def test_a_model_at_chance_gets_no_diminishing_returns_verdict():
     shuffled-label null reproduces the slope; the verdict fires in at most 0.05 + 2 sd."""
     n, yes, interval_only = 10, 0, 0
     for r in range(n):
-        doc = curve_inference(chance_run(r), "accuracy", n_bootstrap=40, n_permutations=39,
-                              n_mc=3, n_orders=4, n_triples=8, growth_laws=False,
-                              information=False, power_replicates=0, random_state=r,
-                              progress=False)
-        yes += doc["verdicts"]["diminishing_returns"]["detected"]
-        interval_only += doc["gain_slope"]["ci"][1] < 0
+        rec = evaluate(chance_run(r), get_claims(["diminishing_returns"]),
+                       Design("accuracy", n_orders=4, n_triples=8), n_bootstrap=40,
+                       n_permutations=39, n_mc=3, n_power=0,
+                       random_state=r)["records"]["diminishing_returns"]
+        yes += rec.detected
+        interval_only += rec.interval[1] < 0
     assert interval_only >= 8          # the trend is there, and label-free
     assert yes <= n * ceiling(0.05, n)
+
+
+CHAIN_CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violations")
 
 
 @pytest.fixture(scope="module")
 def powered():
     run = dependent_ensemble(300, 6, signal=0.5, rho=0.4, random_state=5)
-    return curve_inference(run, "accuracy", n_bootstrap=60, n_permutations=59, n_mc=3,
-                           n_orders=6, n_triples=12, growth_laws=False, information=False,
-                           power_replicates=12, random_state=0, progress=False)
+    return evaluate(run, get_claims(CHAIN_CLAIMS), Design("accuracy", n_orders=6, n_triples=12),
+                    n_bootstrap=60, n_permutations=59, n_mc=3, n_power=12,
+                    random_state=0)["records"]
 
 
 def test_power_is_on_by_default_and_sits_beside_every_verdict(powered):
@@ -178,40 +214,34 @@ def test_power_is_on_by_default_and_sits_beside_every_verdict(powered):
     from infodiv.reports.curves import CurvesSettings
 
     assert CurvesSettings().power_replicates >= 20
-    assert inspect.signature(curve_inference).parameters["power_replicates"].default >= 20
-    p = powered["power"]
-    assert p["n_replicates"] == 12
-    for v in powered["verdicts"].values():
-        assert v["power"]["n"] == 12 and v["false_positive"]["n"] == 12
-        assert f"{v['power']['rate']:.2f}" in v["text"]
+    assert inspect.signature(evaluate).parameters["n_power"].default >= 20
+    for rec in powered.values():
+        assert rec.power["n"] == 12 and rec.false_positive["n"] == 12
+        assert f"{rec.power['rate']:.2f}" in rec.text()
     # conditionally independent members with signal: DR detected in most surrogates; the
     # shuffled-label surrogates of the same run fire rarely
-    ci = p["conditionally_independent"]
-    assert ci["dr_mean_difference_positive"]["rate"] >= 0.8 - 2 * np.sqrt(0.16 / 12)
-    for test in ("diminishing_returns", "dr_mean_difference_positive", "violations"):
-        assert p["shuffled_labels"][test]["n_detected"] <= 12 * ceiling(0.05, 12)
+    assert powered["dr_mean_difference_positive"].power["rate"] >= 0.8 - 2 * np.sqrt(0.16 / 12)
+    for test in CHAIN_CLAIMS:
+        assert powered[test].false_positive["n_detected"] <= 12 * ceiling(0.05, 12)
 
 
 def test_planted_xor_surrogates_show_violations_through_the_verdict_rule():
-    """The power detector's violation rule (null-corrected per-triple differences, step-down
-    min-z against the base run's label null) fires on planted XOR pairs and not on the
-    conditionally independent base (Gaussian I)."""
-    from infodiv.inference import CurvePipeline, permutation_null
-    from infodiv.inference.power import FixedFitDetector
-
-    pipe = CurvePipeline("mi_gaussian", n_orders=2, n_triples=16, information=False,
-                         diversity=False)
+    """The power detector's violation rule (the one-fit shortcut's per-chain differences,
+    step-down min-z against the base run's label null) fires on planted XOR pairs and not on
+    the conditionally independent base (Gaussian I)."""
+    claim = CLAIMS["violations"]
+    design = Design("mi_gaussian", n_orders=2, n_triples=16)
     with_xor = without = 0
     for r in range(4):
         base = conditionally_independent(dependent_ensemble(800, 4, signal=0.5, rho=0.4,
                                                             random_state=200 + r),
                                          random_state=r)
-        ref = NullReference.from_null(permutation_null(base, pipe, n_permutations=39,
-                                                       random_state=r, progress=False))
-        detect = FixedFitDetector(pipe, ref, n_bootstrap=100)
+        null = label_null(base, claim, design, 39, r)
         rng = np.random.default_rng(r)
-        with_xor += detect(planted_synergy(base, n_pairs=2, random_state=r), rng)["violations"]
-        without += detect(base, rng)["violations"]
+        with_xor += shortcut_detects(claim, design, planted_synergy(base, n_pairs=2,
+                                                                    random_state=r),
+                                     null, rng, 100)
+        without += shortcut_detects(claim, design, base, null, rng, 100)
     assert with_xor >= 3 and without <= 1
 
 

@@ -39,8 +39,9 @@ def configure(parser) -> None:
     parser.add_argument("--n-bootstrap", type=int_at_least(20), default=200, metavar="B",
                         help="example resamples B of every verdict (everything refitted; "
                              "default 200)")
-    parser.add_argument("--n-null", type=int_at_least(19), default=None, metavar="K",
-                        help="label permutations K of every verdict's null (default: B)")
+    parser.add_argument("--n-null", type=int_at_least(20), default=None, metavar="K",
+                        help="label permutations K of every verdict's null (default: B; at "
+                             "least 20, so that p = 1/(1 + K) can fall below 0.05)")
     parser.add_argument("--stability", type=nonneg_int, default=10,
                         help="bootstrap replicates for greedy-order stability (0 skips)")
     parser.add_argument("--ridge", type=finite_float_at_least(0.0), default=0.0,

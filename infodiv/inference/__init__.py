@@ -12,7 +12,6 @@
   label-null p; the step-down violation test) shared by the real run and its surrogates;
 - :mod:`~infodiv.inference.depth` — truncated model vs member subsets;
 - :mod:`~infodiv.inference.correlations` — correlations over junction series;
-- :mod:`~infodiv.inference.pipelines` — the Gaussian / copula information terms as a pipeline;
 - :mod:`~infodiv.inference.claim`, :mod:`~infodiv.inference.engine` and
   :mod:`~infodiv.inference.record` — the engine that turns a claim of :mod:`infodiv.claims`
   into a verdict record.

@@ -255,7 +255,7 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
     claims : sequence of :class:`~infodiv.inference.claim.Claim` (``infodiv.claims.CLAIMS``)
     design : :class:`~infodiv.inference.claim.Design` (objective, orders, chains)
     n_bootstrap : B example resamples (>= 20)
-    n_permutations : K label permutations (>= 1/alpha - 1, so that p can reach alpha)
+    n_permutations : K label permutations (1/(1 + K) < alpha, so that p can fall below alpha)
     n_mc : reruns on the unchanged rows (estimate and Monte-Carlo error, >= 2)
     n_power : surrogates of each kind (0 skips the power and the calibration check)
     n_power_bootstrap : refitted resamples per surrogate for claims without a shortcut
@@ -279,9 +279,10 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
     if not claims:
         raise ValueError("claims is empty")
     design = design or Design()
-    if n_permutations < np.ceil(1 / alpha) - 1:
-        raise ValueError(f"n_permutations must be >= {int(np.ceil(1 / alpha)) - 1} for a "
-                         f"label-null p below alpha = {alpha}, got {n_permutations}")
+    if 1 / (1 + n_permutations) >= alpha:   # the smallest p must lie below alpha
+        least = int(np.floor(1 / alpha))
+        raise ValueError(f"n_permutations must be >= {least} for a label-null p below "
+                         f"alpha = {alpha} (the smallest p is 1/(1 + K)), got {n_permutations}")
     if n_power < 0:
         raise ValueError(f"n_power must be >= 0, got {n_power}")
     for c in claims:
