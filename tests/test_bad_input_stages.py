@@ -17,8 +17,10 @@ ONE_LINE_OPTIONS = [
     (["curves", "x", "--n-permutations", "-3"], "--n-permutations: must be at least 2"),
     (["curves", "x", "--n-permutations", "1"], "--n-permutations: must be at least 2"),
     (["curves", "x", "--n-triples", "0"], "--n-triples: must be at least 1"),
-    (["curves", "x", "--n-bootstrap", "0"], "--n-bootstrap: must be at least 100"),
-    (["curves", "x", "--n-bootstrap", "50"], "--n-bootstrap: must be at least 100"),
+    (["curves", "x", "--n-bootstrap", "0"], "--n-bootstrap: must be at least 20"),
+    (["curves", "x", "--n-bootstrap", "19"], "--n-bootstrap: must be at least 20"),
+    (["curves", "x", "--n-null", "19"], "--n-null: must be at least 20"),
+    (["run", "--n-bootstrap", "5"], "--n-bootstrap: must be at least 20"),
     (["curves", "x", "--n-jobs", "0"], "--n-jobs: must not be 0"),
     (["curves", "x", "--seed", "-1"], "--seed: must be at least 0"),
     (["curves", "x", "--ridge", "-1"], "--ridge: must be a finite number >= 0"),
@@ -229,16 +231,15 @@ def test_a_negative_relevancy_is_flagged_in_the_summary(tmp_path):
     root = tmp_path / "synthetic-ci-control-n60-0shot-block"
     make_run_folder(root)
     (root / "curves" / "report.json").write_text("{}")
-    terms = {"joint": 0.2, "relevancy": -0.35, "redundancy": 0.1,
-             "conditional_redundancy": 0.2, "diversity": 0.1, "residual": 0.0}
+    terms = {"joint": 0.2, "relevancy": -0.35, "diversity": 0.55}
     (root / "decompositions" / "decompositions.json").write_text(json.dumps(
-        {"run": {"N": 60, "accuracy": 0.7}, "information": {"gaussian": terms}}))
+        {"run": {"N": 60, "accuracy": 0.7}, "information": {"usable": terms}}))
     with open(os.devnull, "w") as sink:
         lines = print_summary(root, file=sink)
     flagged = [line for line in lines if "relevancy R" in line]
     assert flagged and "NEGATIVE" in flagged[0], lines
     terms["relevancy"] = 0.35
     (root / "decompositions" / "decompositions.json").write_text(json.dumps(
-        {"run": {"N": 60, "accuracy": 0.7}, "information": {"gaussian": terms}}))
+        {"run": {"N": 60, "accuracy": 0.7}, "information": {"usable": terms}}))
     with open(os.devnull, "w") as sink:
         assert not any("NEGATIVE" in line for line in print_summary(root, file=sink))

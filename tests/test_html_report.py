@@ -52,7 +52,7 @@ def test_page_content(run_folder):
     text = page.read_text()
     for needle in ("synthetic", "ci-control", "200 examples, 5 members, 2 options",
                    "numpy x, torch y", "exact</span>", "1.50e-06", "Bias–diversity",
-                   "I(U;Y)", "slope of the gain profile", "Eq. 12", "infodiv run ..."):
+                   "I(U;Y)", "random-order gain profile g(k)", "Eq. 12", "infodiv run ..."):
         assert needle in text, needle
     for needle in ("label-permutation null", "null-corrected", "verdict: diminishing returns",
                    "Information: intervals and label-permutation nulls",

@@ -13,6 +13,8 @@ import json
 import math
 from pathlib import Path
 
+from ..claims import CLAIMS
+
 __all__ = ["fmt", "collect", "print_summary"]
 
 _FIGURE_DIRS = ("decompositions", "curves", "figures")
@@ -329,9 +331,7 @@ def collect(root) -> dict:
 _SUMMARY = ("accuracy of the model's own option logits", "max |Σ u + bias − logits|",
             "cross_entropy, scale=sum: bias", "cross_entropy, scale=sum: diversity",
             "I(U;Y)", "relevancy R", "diversity D = I(U;Y) − Σ I(U_m;Y)",
-            "slope of the gain profile g(k) (< 0: diminishing)",
-            "slope of g(k), null-corrected (observed − null mean)",
-            "verdict: diminishing returns", "violations beyond the label null")
+            *(f"verdict: {name.replace('_', ' ')}" for name in CLAIMS))
 
 
 def print_summary(root, page=None, file=None) -> list[str]:
