@@ -250,7 +250,12 @@ def test_table1_gap_regression_and_reading_from_synthetic_grid():
                            "verdicts": {}} for r in records]
     text = "\n".join(reading(summary, "2"))
     assert "the two intervals overlap" in text and "not met." in text
-    assert "lies above" not in text and "lies below" not in text
+    assert "lies above" not in text and "lies below" not in text and "falls" not in text
+    dip = {**depth_acc, 8: 0.80}                      # a fall from depth 6 to 8 is said
+    records, points, reps = _synthetic(dip)
+    summary["by_hops"]["2"]["by_depth"] = by_depth(records, points, reps)
+    text = "\n".join(reading(summary, "2"))
+    assert "it falls, intervals apart, from depth 6 to 8)" in text
 
 
 def test_verdict_counts_and_reading_of_a_finding_without_power():

@@ -321,8 +321,8 @@ def _holds(cell) -> str:
 
 
 def _compare(rows, name) -> str | None:
-    """The shallowest and deepest unshared seed means of ``name``, and whether their
-    intervals are apart."""
+    """Every unshared depth's seed mean of ``name``, whether the deepest and the shallowest
+    intervals are apart, and the steps where it falls with intervals apart."""
     if len(rows) < 2:
         return None
     a, b = rows[0], rows[-1]
@@ -334,8 +334,12 @@ def _compare(rows, name) -> str | None:
              if lo_b > hi_a else
              f"the interval at depth {b['depth']} lies below the one at depth {a['depth']}"
              if hi_b < lo_a else "the two intervals overlap")
-    return (f"depth {a['depth']}: {_cell(a[name])}, depth {b['depth']}: {_cell(b[name])} "
-            f"({where})")
+    falls = [f"{x['depth']} to {y['depth']}" for x, y in zip(rows, rows[1:])
+             if None not in (*x[name]["ci95"], *y[name]["ci95"])
+             and y[name]["ci95"][1] < x[name]["ci95"][0]]
+    return (", ".join(f"depth {r['depth']}: {_cell(r[name])}" for r in rows) + f" ({where}"
+            + (f"; it falls, intervals apart, from depth {', '.join(falls)}" if falls else "")
+            + ")")
 
 
 def reading(summary, hops) -> list[str]:
