@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["ModelSpec", "zoo_grid", "build_model", "save_model", "count_params"]
+__all__ = ["ModelSpec", "zoo_grid", "build_model", "save_model", "count_params", "planned_names"]
 
 
 @dataclass(frozen=True)
@@ -150,3 +150,10 @@ def count_params(model) -> int:
             seen.add(id(p))
             n += p.numel()
     return n
+
+
+def planned_names(depths, shared_depths, seeds, width) -> list[str]:
+    """Model names of the planned grid, in training order (per seed: the unshared depths,
+    then the shared twins)."""
+    return [ModelSpec(d, repeats=r, seed=s, width=width).name
+            for s in seeds for ds, r in ((depths, 1), (shared_depths, 2)) for d in ds]

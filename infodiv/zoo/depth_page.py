@@ -16,7 +16,7 @@ import numpy as np
 
 from infodiv.reports.markdown import fmt, md_table
 
-from .depth_report import planned_names
+from .configs import planned_names
 
 __all__ = ["write_page", "page_markdown", "plot_depth", "plot_truncated", "reading"]
 

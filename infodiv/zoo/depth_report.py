@@ -24,10 +24,11 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from .configs import planned_names
 from .depth import HELDOUT_FILE, SETTINGS
 from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model
 
-__all__ = ["PLANNED", "check_roots", "planned_names", "inventory", "analyse_root",
+__all__ = ["PLANNED", "check_roots", "inventory", "analyse_root",
            "contrast_rows", "report_depth"]
 
 #: the grid of scripts/depth_experiment.sh: unshared depths, shared-twin depths, seeds, width
@@ -59,15 +60,6 @@ def check_roots(roots) -> list[Path]:
 
 def _finished(root: Path) -> list[Path]:
     return sorted(p.parent for p in root.glob("models/*/model/zoo.json"))
-
-
-def planned_names(depths, shared_depths, seeds, width) -> list[str]:
-    """Model names of the planned grid, in training order (per seed: the unshared depths,
-    then the shared twins)."""
-    from .configs import ModelSpec
-
-    return [ModelSpec(d, repeats=r, seed=s, width=width).name
-            for s in seeds for ds, r in ((depths, 1), (shared_depths, 2)) for d in ds]
 
 
 def _step(state_path: Path) -> int | None:
