@@ -35,6 +35,7 @@ from infodiv.commands.preflight import (
     n_jobs,
     nonneg_int,
     positive_int,
+    zero_or_at_least,
 )
 from infodiv.commands.runfolder import (
     STAGE_DIRS,
@@ -107,6 +108,10 @@ def configure(parser) -> None:
                         choices=("usable", *info_method_names(), "none"), metavar="METHOD",
                         help="estimators of the decompositions' information terms "
                              "(default: decompose's; 'none' skips them)")
+    parser.add_argument("--decompose-inference", type=zero_or_at_least(20), default=None,
+                        metavar="B", help="example resamples and label permutations of the "
+                        "decompositions' information terms and depth estimand (default: "
+                        "decompose's; 0 skips them)")
     parser.add_argument("--claims", nargs="+", default=None, choices=claim_names(),
                         metavar="CLAIM", help="claims judged on the curves (default: curves')")
     parser.add_argument("--n-bootstrap", type=int_at_least(20), default=200, metavar="B",
@@ -288,6 +293,8 @@ def _analyse(folder: RunFolder, args) -> None:
     arrays = json.loads((folder.contributions / "meta.json").read_text())["arrays_sha256"]
     rel = os.path.relpath(folder.path)
     info = [] if args.info_method is None else ["--info-method", *args.info_method]
+    if args.decompose_inference is not None:
+        info += ["--inference", str(args.decompose_inference)]
     claims = [] if args.claims is None else ["--claims", *args.claims]
     steps = [("decompose", decompose, ["--seed", str(args.seed), *info]),
              ("curves", curves, ["--seed", str(args.seed), "--n-permutations",
