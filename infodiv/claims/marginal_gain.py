@@ -24,7 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import MATCHED_CASES, three_part
 from ._chains import chain_values, singleton_gains
+from ._control import needs_members
 from .diversity_effect import _redundancy  # the same planted case in one run
 
 __all__ = ["CLAIM", "MAX_PAIRS", "pairs_of", "redundancies", "partial_r"]
@@ -110,14 +112,11 @@ def quick(rep, rng, n_bootstrap) -> dict | None:
 
 
 def _applies(run, design):
-    if not hasattr(run, "u"):
-        return "needs member variables (a run, not a callable set function)"
-    if run.n_members < 3:
-        return f"needs M >= 3 members, got {run.n_members}"
-    counts = np.unique(np.asarray(run.labels), return_counts=True)[1]
-    if counts.min() < 2:
-        return f"needs >= 2 examples of every class (two folds), got {int(counts.min())}"
-    return None if design.n_triples else "no DR chains (n_triples = 0)"
+    """Member arrays with two examples of every class (two folds), M >= 3, DR chains."""
+    reason = needs_members(run, design)
+    if reason is None and run.n_members < 3:
+        reason = f"needs M >= 3 members, got {run.n_members}"
+    return reason or (None if design.n_triples else "no DR chains (n_triples = 0)")
 
 
 CLAIM = Claim(
@@ -127,9 +126,9 @@ CLAIM = Claim(
     statistic_name="partial r of rho_x(S) and x's redundancy with S (usable-information "
                    "chain rule, LDA probe on summed logits) given rho_x(empty) and |S|",
     statistic=partial_r, direction="less", surrogate="planted_redundancy",
-    matched_case="a matched case with planted redundancy (the strongest members copied with "
-                 "their noise onto others, same n)",
+    matched_case=MATCHED_CASES["planted_redundancy"],
     sentence="a member gains less where it is more redundant with the set (its information "
              "about the label already held by the set)",
-    rule="partial r: 95% CI and null-corrected CI below 0, label-null p(less) < {alpha}",
-    quick=quick, surrogate_kwargs=_redundancy, applies=_applies)
+    rule=three_part("partial r", "less"),
+    quick=quick, surrogate_kwargs=_redundancy, applies=_applies,
+    units="dimensionless (partial correlation)")

@@ -156,7 +156,7 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
     status = {}
     for name in analyses:
         dest = Path(out) / name
-        key = {"decompose": {"info_method": "gaussian"}, "curves": curves}[name]
+        key = {"decompose": {"info_method": "usable"}, "curves": curves}[name]
         marker = dest / "zoo_settings.json"
         done = (dest / _DONE[name]).is_file()
         if done and name == "decompose":
@@ -176,7 +176,7 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
                 extra = ([] if decompose_inference is None
                          else ["--inference", str(int(decompose_inference))])
                 rc = _run_command("infodiv.commands.decompose", [
-                    str(run_dir), "--out", str(dest), "--info-method", "gaussian", *extra])
+                    str(run_dir), "--out", str(dest), "--info-method", "usable", *extra])
                 if rc != 0:
                     raise RuntimeError(f"exit {rc}")
             marker.write_text(json.dumps(key))
