@@ -52,22 +52,28 @@ def test_curves_per_objective_sizes_merge_and_resume(tmp_path):
     from infodiv.zoo.analyses import curve_summary, curves_settings, reduce_curves, run_analyses
 
     run_dir = dependent_ensemble(240, 4, n_options=2, signal=0.6).save(tmp_path / "run")
-    settings = curves_settings(20, 0, secondary=(0, 0))
-    settings.update(n_permutations=20, n_triples=10, n_bootstrap=100)
+    settings = curves_settings(20, 0, secondary=(0, 0), objectives=("accuracy", "mi_gaussian"))
+    settings.update(n_permutations=20, n_triples=10)
     logs = []
     assert run_analyses(run_dir, tmp_path / "out", ("curves",), curves=settings,
                         log=logs.append) == {"curves": "done"}
     doc = json.loads((tmp_path / "out" / "curves" / "report.json").read_text())
     acc, mi = doc["objectives"]["accuracy"], doc["objectives"]["mi_gaussian"]
-    assert acc["zoo_settings"]["inference_resamples"] == 20 and acc["report"].get("verdicts")
-    assert mi["zoo_settings"]["inference"] is False and not mi["report"].get("verdicts")
+    assert acc["zoo_settings"]["n_bootstrap"] == 20 and acc["verdicts"]
+    assert all(r["n_bootstrap"] == 20 for r in acc["verdicts"].values())
+    assert mi["zoo_settings"]["inference"] is False and "verdicts" not in mi
     assert doc["run"]["dir"] == "../../run" and doc["settings"]["zoo"] == settings
     summary = curve_summary(tmp_path / "out" / "curves" / "report.json")
     dr = summary["accuracy"]["verdict_details"]["diminishing_returns"]
     assert dr["finding"] == summary["accuracy"]["verdicts"]["diminishing_returns"]
-    bad = dict(settings, n_bootstrap=20)    # an objective that fails is reported, not hidden
-    assert run_analyses(run_dir, tmp_path / "bad", ("curves",), curves=bad,
-                        log=logs.append)["curves"].startswith("failed: RuntimeError: accuracy")
+    assert summary["accuracy"]["gain_slope"]["slope"] == acc["verdicts"][
+        "diminishing_returns"]["estimate"]
+    # an objective that fails is reported, not hidden: a constant member has no Gaussian I
+    broken = dependent_ensemble(240, 4, n_options=2, signal=0.6)
+    broken.u[:, 0, :] = 0.0
+    bad_dir = broken.save(tmp_path / "broken")
+    assert run_analyses(bad_dir, tmp_path / "bad", ("curves",), curves=settings,
+                        log=logs.append)["curves"].startswith("failed: RuntimeError: mi_gaussian")
     # an unchanged objective is reused, a changed one recomputed; same settings: nothing runs
     logs.clear()
     other = reduce_curves(settings, 21, ["accuracy"])
@@ -176,60 +182,30 @@ def test_decompose_of_another_inference_size_is_not_reused(tmp_path):
     assert _decompose_size(path) is None
 
 
-def test_reused_curves_entry_is_completed_as_a_fresh_run_writes_it(tmp_path):
-    """A stored entry without the diversity-effect / selection verdicts (written before they
-    existed) is reused and completed with infodiv.inference.added: the same verdicts, power
-    and false-positive rates as the fresh run; then a rerun does nothing. The summary quotes
-    them and the overview counts them."""
-    from infodiv.zoo.across_md import _added_verdicts
-    from infodiv.zoo.analyses import curve_summary, curves_settings, run_analyses, verdict_overview
+def test_a_stored_entry_of_another_schema_is_recomputed_not_patched(tmp_path):
+    """A stored curves entry without verdict records (written by an older schema) is stale:
+    the rerun recomputes it whole, with the records a fresh run writes."""
+    from infodiv.zoo.analyses import curves_settings, run_analyses
 
     run_dir = dependent_ensemble(240, 4, n_options=2, signal=0.6).save(tmp_path / "run")
-    settings = curves_settings(20, 4, secondary=(0, 0), objectives=("accuracy",))
-    settings.update(n_permutations=20, n_triples=10, n_bootstrap=100)
+    settings = curves_settings(20, 2, secondary=(0, 0), objectives=("accuracy",))
+    settings.update(n_permutations=20, n_triples=10)
     out = tmp_path / "out"
     assert run_analyses(run_dir, out, ("curves",), curves=settings) == {"curves": "done"}
     path = out / "curves" / "report.json"
     fresh = json.loads(path.read_text())
-    old = json.loads(path.read_text())            # strip what the new verdicts added
+    old = json.loads(path.read_text())
     entry = old["objectives"]["accuracy"]
-    for part in (entry["report"], entry["inference"]):
-        part["verdicts"].pop("diversity_effect")
-        for kind in ("planted_redundancy", "shuffled_labels"):
-            part["power"][kind].pop("diversity_effect", None)
-    old["selection"].pop("inference")
+    entry["report"] = {"verdicts": {"diminishing_returns": {"detected": True}}}
+    for key in ("point", "verdicts"):
+        entry.pop(key)
     path.write_text(json.dumps(old))
     (out / "curves" / "zoo_settings.json").unlink()
     logs = []
     assert run_analyses(run_dir, out, ("curves",), curves=settings,
                         log=logs.append) == {"curves": "done"}
-    assert any("accuracy: reused" in m for m in logs)
-    assert any("diversity_effect added" in m for m in logs)
-    assert any("selection verdicts added" in m for m in logs)
-    done = json.loads(path.read_text())
-    a, b = fresh["objectives"]["accuracy"]["report"], done["objectives"]["accuracy"]["report"]
-    for key in ("detected", "power", "false_positive", "finding"):
-        assert a["verdicts"]["diversity_effect"][key] == b["verdicts"]["diversity_effect"][key]
-    assert b["diversity"]["verdict_null_check"]["beta"]["stored_p"] == pytest.approx(
-        b["diversity"]["verdict_null_check"]["beta"]["recomputed_p"])
-    va, vb = (d["selection"]["inference"]["verdicts"] for d in (fresh, done))
-    assert va == vb and all(v["power"]["n"] == 4 for v in vb.values())
-    logs.clear()
-    assert run_analyses(run_dir, out, ("curves",), curves=settings,
-                        log=logs.append) == {"curves": "exists"} and not logs
-    summary = curve_summary(path)["accuracy"]
-    assert set(summary["verdicts"]) >= {"diversity_effect", "greedy_beats_random",
-                                        "greedy_beats_prefix", "diminishing_returns"}
-    assert summary["selection_n_resamples"] == 50 and summary["power_replicates"] == 4
-    assert summary["diversity_null_check"]["p_equal"]       # same arrays: the null reproduces
-    assert summary["diversity_null_check"]["null_mean_relative_difference"] < 1e-9
-    records = [{"model": "m", "curves": {"accuracy": summary}},
-               {"model": "m3", "curves": {"accuracy": {"verdict_details": {
-                   "diversity_effect": {"detected": False, "finding": False}}}}}]
-    over = verdict_overview(records)["accuracy"]["diversity_effect"]
-    assert over["n_models"] == 2 and over["n_powered"] == 1 and over["no_power"] == ["m3"]
-    assert over["power_min"] == summary["verdict_details"]["diversity_effect"]["power"]["rate"]
-    assert over["n_added"] == 1 and over["n_null_p_equal"] == 1 and over["missing"] == []
-    assert verdict_overview(records)["accuracy"]["greedy_beats_random"]["missing"] == ["m3"]
-    table = _added_verdicts(records)
-    assert "| m3 | accuracy | no | - | - | - | - | - | - | - | - |" in table
+    assert any("accuracy: computed" in m for m in logs)
+    assert not any("accuracy: reused" in m for m in logs)
+    done = json.loads(path.read_text())["objectives"]["accuracy"]
+    assert "report" not in done
+    assert done["verdicts"] == fresh["objectives"]["accuracy"]["verdicts"]

@@ -192,8 +192,8 @@ def _information_inference_rows(dec: dict, n) -> list[dict]:
             if method == "usable":
                 rows += _inferential_rows(sec, f"{term} (usable)", doc, "bits", n)
                 continue
-            mark = _over_entropy(max(t["value"], *(t.get("ci") or [t["value"]])), h_y) \
-                if term == "joint" else ""
+            known = [v for v in (t["value"], *(t.get("ci") or ())) if v is not None]
+            mark = _over_entropy(max(known), h_y) if term == "joint" and known else ""
             ci = t.get("ci") or [None, None]
             rows.append(_row(sec, f"{term}{mark}", t["value"], low=ci[0], high=ci[1],
                              units="bits", estimator=f"{method} ({_MODEL_BASED}), example "
