@@ -126,7 +126,10 @@ def curve_verdicts(contrib, objective: str, settings: CurvesSettings | None = No
     claims, skipped = [], {}
     for c in get_claims(s.claims):
         why = c.applies(contrib, design) if c.applies is not None else None
-        (skipped.__setitem__(c.name, why) if why else claims.append(c))
+        if why:
+            skipped[c.name] = why
+        else:
+            claims.append(c)
     doc = {"verdicts": {}, "not_tested": skipped, "sizes": s.sizes(), "cpu_s": {}}
     if claims:
         res = evaluate(contrib, claims, design, n_bootstrap=s.n_bootstrap,
@@ -144,11 +147,10 @@ def _objective(contrib, obj, s: CurvesSettings, out: Path) -> dict:
                       n_jobs=s.n_jobs)
     entry = {"curves": jsonable(lc.to_dict()), "point": jsonable(point_estimates(f, lc)),
              "k_marks": k_marks(contrib.n_members)}
+    # the curves' own flags; each verdict record keeps its own (read from there, not copied)
     entry["flags"] = [fl.to_dict() for fl in flags_from_curve_notes(lc.notes, obj)]
     if s.inference:
         entry.update(curve_verdicts(contrib, obj, s))
-        for rec in entry["verdicts"].values():
-            entry["flags"] += rec["flags"]
     label = run_label(contrib)   # model, task and N in every title
     if f.per_example:   # the page's answer figure: real members against their CI control
         entry["answer_curves"] = answer_curves(contrib, obj, n_bootstrap=s.n_bootstrap,

@@ -66,7 +66,8 @@ def flag_records(doc: dict) -> list:
     """Every flag of a curves document (all objectives and the selection), as :class:`Flag`."""
     out = []
     for name, res in (doc.get("objectives") or {}).items():
-        for f in res.get("flags", []):
+        records = (res.get("verdicts") or {}).values()
+        for f in [*res.get("flags", []), *(f for r in records for f in r["flags"])]:
             out.append(Flag(**{**f, "where": f"{name}: {f['where']}"}))
     sel = ((doc.get("selection") or {}).get("inference") or {}).get("verdicts") or {}
     for r in sel.values():

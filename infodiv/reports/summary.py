@@ -254,7 +254,8 @@ def _curve_rows(cur: dict, n) -> list[dict]:
         if fits.get("best_aicc"):
             rows.append(_row(sec, f"growth law by AICc: {fits['best_aicc']}", None,
                              estimator="linear / log / power fits", n=n))
-        for flag in res.get("flags") or []:
+        records = (res.get("verdicts") or {}).values()
+        for flag in [*(res.get("flags") or []), *(f for r in records for f in r["flags"])]:
             rows.append(_row(sec, "flag", None, estimator=" ".join(str(flag["message"]).split()),
                              n=n))
     sel = ((cur.get("selection") or {}).get("inference") or {}).get("verdicts") or {}
