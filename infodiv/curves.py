@@ -29,6 +29,7 @@ from .setfunctions import ReadoutSetFunction, SetFunction, as_set_function, spli
 from .setfunctions.registry import is_run
 
 __all__ = ["Curve", "LayerCurves", "layer_curves", "order_values", "order_scores",
+           "orders_values", "orders_scores",
            "set_values", "greedy_forward",
            "greedy_backward", "random_order_values", "ORDERS"]
 
@@ -110,6 +111,24 @@ def set_values(f: SetFunction, sets) -> np.ndarray:
     if hasattr(f, "set_values"):
         return np.asarray(f.set_values(sets), dtype=np.float64)
     return np.array([f.value(np.asarray(s, dtype=np.int64)) for s in sets])
+
+
+def orders_scores(f: SetFunction, orders) -> np.ndarray:
+    """Per-example f of every prefix of each order ``[P, M]``: ``[P, M+1, N]``; a readout set
+    function scores all P·(M+1) prefixes in batched fits, another is called per order."""
+    orders = np.asarray(orders, dtype=np.int64)
+    if hasattr(f, "orders_scores"):
+        return np.asarray(f.orders_scores(orders), dtype=np.float64)
+    return np.stack([order_scores(f, o) for o in orders])
+
+
+def orders_values(f: SetFunction, orders) -> np.ndarray:
+    """f of every prefix of each order ``[P, M]``: ``[P, M+1]`` (row means of
+    :func:`orders_scores` where the set function has per-example scores)."""
+    orders = np.asarray(orders, dtype=np.int64)
+    if hasattr(f, "orders_scores"):
+        return orders_scores(f, orders).mean(axis=2)
+    return np.stack([order_values(f, o) for o in orders])
 
 
 def order_scores(f: SetFunction, order) -> np.ndarray:
@@ -231,12 +250,8 @@ def greedy_backward(f: SetFunction, *, progress: bool = False):
 def _random_chunk(task, rng):
     f, n_perm = task
     m = f.n_members
-    curves = np.empty((n_perm, m + 1))
-    perms = np.empty((n_perm, m), dtype=np.int64)
-    for p in range(n_perm):
-        perms[p] = rng.permutation(m)
-        curves[p] = order_values(f, perms[p])
-    return perms, curves
+    perms = np.stack([rng.permutation(m) for _ in range(n_perm)]).astype(np.int64)
+    return perms, orders_values(f, perms)
 
 
 def random_order_values(f: SetFunction, n_permutations: int = 200, *, random_state=0,

@@ -15,7 +15,14 @@ from scipy.stats import kendalltau
 
 from estimators.resampling import bootstrap_indices, parallel_map
 
-from .curves import _cross_fit_split, greedy_forward, order_scores, order_values
+from .curves import (
+    _cross_fit_split,
+    greedy_forward,
+    order_scores,
+    order_values,
+    orders_values,
+    set_values,
+)
 from .setfunctions import SetFunction, as_set_function
 
 __all__ = ["subset_selection", "held_out_scores", "greedy_stability", "jaccard",
@@ -42,8 +49,14 @@ def _selections(f: SetFunction, n_random: int, random_state):
     for sel, ev in ((a, b), (b, a)):
         f_sel = f.restrict(sel)
         order, in_sample, _ = greedy_forward(f_sel)
-        sel_curves = np.stack([order_values(f_sel, p) for p in perms])  # [R, M+1]
+        sel_curves = orders_values(f_sel, perms)  # [R, M+1]
         yield ev, f.restrict(ev), order, in_sample, perms, np.argmax(sign * sel_curves, axis=0)
+
+
+def _best_sets(perms, best) -> list:
+    """The best-of-random set of every budget k = 0..M: the size-k prefix of order
+    ``perms[best[k]]``."""
+    return [perms[r, :k] for k, r in enumerate(best)]
 
 
 def _restrictable(contrib_or_f, objective, n_members, objective_kwargs) -> SetFunction:
@@ -69,8 +82,7 @@ def subset_selection(contrib_or_f, *, objective=None, n_members=None, n_random: 
         out["greedy"].append(order_values(f_ev, order))
         out["greedy_in_sample"].append(in_sample)
         out["prefix"].append(order_values(f_ev, np.arange(m)))
-        ev_curves = np.stack([order_values(f_ev, p) for p in perms])
-        out["best_random"].append(ev_curves[best, np.arange(m + 1)])
+        out["best_random"].append(set_values(f_ev, _best_sets(perms, best)))
     result = {k: np.mean(v, axis=0) for k, v in out.items()}
     result.update(objective=f.name, greater_is_better=f.greater_is_better, n_random=n_random)
     return result
@@ -90,9 +102,7 @@ def held_out_scores(contrib_or_f, *, objective=None, n_members=None, n_random: i
     for ev, f_ev, order, _, perms, best in _selections(f, n_random, random_state):
         out["greedy"][:, ev] = order_scores(f_ev, order)
         out["prefix"][:, ev] = order_scores(f_ev, np.arange(m))
-        for r in np.unique(best):
-            ks = np.flatnonzero(best == r)
-            out["best_random"][np.ix_(ks, ev)] = order_scores(f_ev, perms[r])[ks]
+        out["best_random"][:, ev] = f_ev.set_scores(_best_sets(perms, best))
     out.update(objective=f.name, greater_is_better=f.greater_is_better, n_random=n_random)
     return out
 

@@ -129,3 +129,53 @@ def test_greedy_with_warm_starts_equals_independent_fits(c, metric):
             zc = th[0] * z[:, ev] + np.r_[0.0, th[1:]][:, None]
             ref[ev] = readout_scores(zc[None], y[ev], metric)[0]
         assert f.value(s) == pytest.approx(ref.mean(), abs=1e-8)
+
+
+def test_cold_start_is_one_newton_step_from_the_label_prior():
+    """The cold start equals θ₀ − H⁻¹∇ at θ₀ = (0, log π_j/π_0), with ∇ and H computed by
+    brute force on the [n, C] layout (independent of the batched closed form)."""
+    from infodiv.setfunctions.calibration import _prior_step
+
+    for c, _, z, y in problems():
+        n = len(y)
+        counts = np.bincount(y, minlength=c).astype(float)
+        pi = counts / n
+        zs = z - z.max(axis=1, keepdims=True)
+        szy = zs[:, y, np.arange(n)].sum(axis=1)
+        a, off = _prior_step(zs, szy, counts, np.ones(3), np.zeros((3, c)))
+        for k in range(3):
+            x = z[k].T                                   # [n, C]
+            phi = np.zeros((n, c, c))
+            phi[:, :, 0] = x
+            phi[:, np.arange(1, c), np.arange(1, c)] = 1.0
+            q = np.broadcast_to(pi, (n, c))
+            g = np.einsum("nj,njp->p", q - np.eye(c)[y], phi)
+            m = np.einsum("nj,njp->np", q, phi)
+            h = np.einsum("nj,njp,njr->pr", q, phi, phi) - m.T @ m
+            th = np.r_[0.0, np.log(pi[1:] / pi[0])] - np.linalg.solve(h, g)
+            assert np.allclose(np.r_[a[k], off[k, 1:]], th, rtol=1e-9, atol=1e-9)
+
+
+def test_cold_start_keeps_the_default_where_a_class_is_empty():
+    from infodiv.setfunctions.calibration import _prior_step
+
+    _, _, z, y = problems()[1]
+    y = np.where(y == 3, 0, y)                           # option 3 never the label
+    counts = np.bincount(y, minlength=4).astype(float)
+    zs = z - z.max(axis=1, keepdims=True)
+    a, off = _prior_step(zs, zs[:, y, np.arange(len(y))].sum(axis=1), counts, np.ones(3),
+                         np.zeros((3, 4)))
+    assert np.all(a == 1.0) and np.all(off == 0.0)
+    assert fit_calibration(z, y, return_info=True)[2]["converged"].all()
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_orders_scores_equal_one_order_at_a_time(calibrated):
+    rng = np.random.default_rng(3)
+    u, y = rng.normal(size=(150, 7, 3)), rng.integers(0, 3, 150)
+    f = readout.ReadoutSetFunction(u, np.zeros(3), y, "accuracy", calibrated=calibrated)
+    orders = np.stack([rng.permutation(7) for _ in range(5)])
+    batched = f.orders_scores(orders, max_elements=2000)   # several blocks
+    assert batched.shape == (5, 8, 150)
+    for o, b in zip(orders, batched):
+        assert np.array_equal(b, np.stack([f.scores(o[:k]) for k in range(8)]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..curves import set_values
+from ..curves import orders_values, set_values
 
 __all__ = ["orders", "order_samples", "chain_values", "chain_differences",
            "singleton_gains", "example_differences", "needs_chains"]
@@ -21,8 +21,7 @@ def orders(rep) -> np.ndarray:
 
 def order_samples(rep) -> np.ndarray:
     """f along each of :func:`orders` ``[P, M+1]``."""
-    return rep.cached("order_samples",
-                      lambda: np.stack([rep.f.order_values(p) for p in orders(rep)]))
+    return rep.cached("order_samples", lambda: orders_values(rep.f, orders(rep)))
 
 
 def _quadruples(chains) -> list:

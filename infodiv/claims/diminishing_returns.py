@@ -9,8 +9,6 @@ of I(U_S;Y) diminish by construction).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..inference.claim import Claim
 from ._cases import MATCHED_CASES, three_part
 from ._chains import order_samples
@@ -29,11 +27,11 @@ def slope(rep) -> float:
 def quick(rep, rng, n_bootstrap) -> dict:
     """One fit, fresh orders, per-example curves: the two-level example bootstrap of
     :func:`infodiv.submodularity.gain_slope` (examples reweighted, orders inside)."""
-    from ..curves import order_scores
+    from ..curves import orders_scores
     from ..submodularity import gain_slope
 
     perms = [rng.permutation(rep.run.n_members) for _ in range(rep.design.n_orders)]
-    samples = np.stack([order_scores(rep.f, p) for p in perms])
+    samples = orders_scores(rep.f, perms)
     out = gain_slope(samples, rep.f.sign(), n_bootstrap=n_bootstrap, random_state=rng)
     return {"value": out["slope"], "ci": out["ci"]}
 

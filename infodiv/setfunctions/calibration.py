@@ -148,7 +148,8 @@ def fit_calibration(z, y, *, init=None, max_iter: int = 50, gtol: float = 1e-10,
     k, c, n = z.shape
     y = np.asarray(y)
     counts = np.bincount(y, minlength=c).astype(np.float64)
-    if init is None:
+    cold = init is None
+    if cold:
         a, off = np.ones(k), np.zeros((k, c))
     else:
         a = np.broadcast_to(np.asarray(init[0], dtype=np.float64), (k,)).copy()
@@ -166,12 +167,52 @@ def fit_calibration(z, y, *, init=None, max_iter: int = 50, gtol: float = 1e-10,
         scale = np.ones((zs.shape[0], c))
         spread = np.einsum("kcn,kcn->k", zs, zs) / (c * n) - (zs.mean(axis=1) ** 2).mean(axis=1)
         scale[:, 0] = np.sqrt(np.maximum(spread, 1e-24))
+        if cold:
+            a[sl], off[sl] = _prior_step(zs, szy, counts, a[sl], off[sl])
         a[sl], off[sl], gnorm[sl], it = _newton(zs, szy, counts, a[sl], off[sl], max_iter, gtol,
                                                 work, -zs.min(axis=(1, 2)), scale, rough)
         n_iter = max(n_iter, it)
     if not return_info:
         return a, off
     return a, off, {"converged": gnorm <= gtol, "grad_norm": gnorm, "n_iter": n_iter}
+
+
+def _prior_step(zs, szy, counts, a, off):
+    """Cold start: one Newton step from the label prior θ₀ = (a = 0, c_j = log π_j/π_0).
+
+    At θ₀ every q_ij = π_j (π = counts / n), so the gradient and Hessian need no exponential:
+    ∂/∂c_j = nπ_j − n_j = 0, ∂/∂a = Σ_j π_j S_j − Σ_i z_{i,y_i} with S_j = Σ_i z_ij;
+    H_aa = Σ_i Var_π(z_i·), H_{a,c_j} = π_j (S_j − Σ_l π_l S_l), H_{c_j,c_k} = n(π_j δ_jk −
+    π_j π_k). The step is the discriminant-analysis estimate of (a, c) (the logistic model's
+    linearisation at the prior), which leaves the damped Newton iterations about one step
+    from convergence. Problems where it is undefined (an empty class, constant logits, a
+    non-finite step) keep the given start ``(a, off)``.
+    """
+    k, c, n = zs.shape
+    if (counts <= 0).any():
+        return a, off
+    pi = counts / n
+    s = zs.sum(axis=2)                                   # [K, C]
+    mean_z = np.matmul(pi, zs)                           # [K, n]: Σ_j π_j z_ij
+    ps = s @ pi                                          # [K]
+    h = np.empty((k, c, c))
+    h[:, 0, 0] = np.einsum("j,kjn,kjn->k", pi, zs, zs) - np.einsum("kn,kn->k", mean_z, mean_z)
+    h[:, 0, 1:] = pi[1:] * (s[:, 1:] - ps[:, None])
+    h[:, 1:, 0] = h[:, 0, 1:]
+    h[:, 1:, 1:] = n * (np.diag(pi[1:]) - np.outer(pi[1:], pi[1:]))
+    g = np.zeros((k, c))
+    g[:, 0] = ps - szy
+    with np.errstate(all="ignore"):
+        ok = h[:, 0, 0] > 1e-12 * np.maximum(np.abs(np.einsum("j,kjn,kjn->k", pi, zs, zs)),
+                                              np.finfo(float).tiny)
+        step = np.zeros((k, c))
+        if ok.any():
+            step[ok] = -np.linalg.solve(h[ok], g[ok, :, None])[..., 0]
+    ok &= np.isfinite(step).all(axis=1)
+    a, off = a.copy(), off.copy()
+    a[ok] = step[ok, 0]
+    off[ok, 1:] = np.log(pi[1:] / pi[0]) + step[ok, 1:]
+    return a, off
 
 
 def _newton_step(h, g, a, off, span):

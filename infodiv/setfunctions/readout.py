@@ -183,12 +183,29 @@ class ReadoutSetFunction(SetFunction):
     def order_scores(self, order) -> np.ndarray:
         """Per-example scores ``[M+1, N]`` of every prefix of ``order`` (cumulative sums, one
         batched scoring)."""
-        order = check_members(order, self.n_members)
-        z = np.empty((len(order) + 1,) + self.bias.shape)
-        z[0] = self.bias
-        np.cumsum(self.ut[order], axis=0, out=z[1:])
-        z[1:] += self.bias
-        return self._score_logits(z)
+        return self.orders_scores(np.asarray(order)[None])[0]
+
+    def orders_scores(self, orders, max_elements: int = 1 << 22) -> np.ndarray:
+        """Per-example scores ``[P, M+1, N]`` of every prefix of each of the P orders
+        ``[P, M]``: all prefixes scored in batched calibration fits of about ``max_elements``
+        logits (fewer, larger fits than one per order)."""
+        orders = np.asarray(orders, dtype=np.int64)
+        if orders.ndim != 2:
+            raise ValueError(f"orders must be [P, M'], got shape {orders.shape}")
+        idx = [check_members(o, self.n_members) for o in orders]
+        p, m1 = len(idx), orders.shape[1] + 1
+        out = np.empty((p, m1, self.n_examples))
+        step = max(1, max_elements // (m1 * self.bias.size))
+        for lo in range(0, p, step):
+            block = idx[lo:lo + step]
+            z = np.empty((len(block), m1) + self.bias.shape)
+            for zi, o in zip(z, block):
+                zi[0] = self.bias
+                np.cumsum(self.ut[o], axis=0, out=zi[1:])
+                zi[1:] += self.bias
+            out[lo:lo + len(block)] = self._score_logits(
+                z.reshape((-1,) + self.bias.shape)).reshape(len(block), m1, -1)
+        return out
 
     def order_values(self, order) -> np.ndarray:
         """f of every prefix of ``order`` at once (the means of :meth:`order_scores`)."""
