@@ -219,7 +219,7 @@ def _synthetic(depth_acc, seeds=(0, 1, 2), b=40, shared_acc=None):
 
 def test_table1_gap_regression_and_reading_from_synthetic_grid():
     from infodiv.zoo.depth_across import by_depth, growth, table1
-    from infodiv.zoo.depth_page import reading
+    from infodiv.zoo.depth_reading import reading
 
     depth_acc = {1: 0.30, 2: 0.55, 3: 0.75, 4: 0.85, 6: 0.91, 8: 0.93}
     records, points, reps = _synthetic(depth_acc, shared_acc={2: 0.70, 4: 0.88})
@@ -260,7 +260,7 @@ def test_table1_gap_regression_and_reading_from_synthetic_grid():
 
 def test_verdict_counts_and_reading_of_a_finding_without_power():
     from infodiv.zoo.depth_across import verdict_counts
-    from infodiv.zoo.depth_page import _holds
+    from infodiv.zoo.depth_reading import _holds
 
     def verdict(detected, calibrated, power):
         return {"detected": detected, "calibrated": calibrated,

@@ -5,7 +5,8 @@ Everything on the page is read from the summary: which models are finished, trai
 started; the setup a reader needs to rerun it; each claim's verdict per model with its power and
 shuffled-label rate; the comparisons across depth, sharing and truncation with their intervals;
 and a reading that states, claim by claim, only what those numbers support (a comparison
-that needs models that are not finished says so instead of guessing).
+that needs models that are not finished says so instead of guessing:
+:mod:`infodiv.zoo.depth_reading`).
 """
 
 from __future__ import annotations
@@ -17,17 +18,9 @@ import numpy as np
 from infodiv.reports.markdown import fmt, md_table
 
 from .configs import planned_names
+from .depth_reading import CLAIM_ORDER, _cell, _family, _iv, reading
 
-__all__ = ["write_page", "page_markdown", "plot_depth", "plot_truncated", "reading"]
-
-CLAIM_ORDER = ("diminishing_returns", "dr_mean_difference_positive", "violations",
-               "diversity_effect", "premise", "redundancy_cost", "gains_vs_control", "theorem8")
-
-
-def _iv(cell, spec=".3f") -> str:
-    if not cell or cell[0] is None:
-        return "–"
-    return f"[{fmt(cell[0], spec)}, {fmt(cell[1], spec)}]"
+__all__ = ["write_page", "page_markdown", "plot_depth", "plot_truncated"]
 
 
 def _rate(cell) -> str:
@@ -36,15 +29,11 @@ def _rate(cell) -> str:
     return f"{cell['rate']:.2f} {_iv(cell['ci'], '.2f')} (n = {cell['n']})"
 
 
-def _family(summary, hops, shared):
-    return [r for r in summary["by_hops"][hops]["by_depth"] if r["shared"] == shared]
-
-
 def plot_depth(summary, path=None):
     """Held-out accuracy and usable information against depth, per difficulty: seed means with
     their seed-and-example intervals (unshared: line; shared twins: squares at their number of
     distinct blocks), each seed's model as a dot."""
-    from infodiv.reports.figures import new_figure, save_figure
+    from infodiv.reports.canvas import new_figure, save_figure
 
     fig = new_figure(9, 3.6)
     axes = fig.subplots(1, 2)
@@ -85,7 +74,7 @@ def plot_depth(summary, path=None):
 def plot_truncated(summary, path=None):
     """Every finished unshared model's truncated-model accuracy after b blocks (logit lens at
     junction 1 + 2b) against the trained depth-b models' accuracy, per difficulty."""
-    from infodiv.reports.figures import new_figure, save_figure
+    from infodiv.reports.canvas import new_figure, save_figure
 
     hops_list = list(summary["by_hops"])
     fig = new_figure(4.5 * len(hops_list), 3.6)
@@ -224,10 +213,6 @@ def _model_lines(summary, hops) -> list[str]:
                       _iv(r["usable_information"]["bracket"])] for r in rows])
 
 
-def _cell(c, spec=".3f") -> str:
-    return f"{fmt(c['mean'], spec)} {_iv(c['ci95'], spec)}"
-
-
 def _across_lines(summary, hops) -> list[str]:
     d = summary["by_hops"][hops]
     lines = ["Seed means with seed-and-example 95% intervals (with one seed: the example "
@@ -288,134 +273,6 @@ def _truncated_lines(summary, hops) -> list[str]:
     return ["Each unshared model truncated after b blocks (logit lens; b = 0: the embedding "
             "alone):", "", *md_table(["model", *(f"b = {b}" for b in range(top + 1))], table),
             ""]
-
-
-def _span(lo, hi) -> str:
-    return f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
-
-
-def _holds(cell) -> str:
-    """How often a claim is a finding, in words, with its power (counts only)."""
-    pw = ("" if cell["power_max"] is None else
-          f"; power on its matched case {_span(cell['power_min'], cell['power_max'])}, "
-          f"shuffled-label rate at most {cell['false_positive_max']:.2f}")
-    n, m = cell["n_finding"], cell["n_models"]
-    models = "the one analysed model" if m == 1 else f"all {m} analysed models"
-    if n == m:
-        head = f"a finding in {models}"
-    elif n == 0:
-        head = ("not a finding in " + ("the one analysed model" if m == 1
-                                       else f"any of the {m} analysed models"))
-        if cell["no_test"] and len(cell["no_test"]) == m:
-            head += " (power below 1/2 everywhere: no test)"
-    else:
-        head = f"a finding in {n} of {m} analysed models ({', '.join(cell['findings'])})"
-    weak = cell.get("findings_without_power") or []
-    if weak:
-        head += (f"; in {', '.join(weak)} the rule's power on its matched case is below 1/2, "
-                 "so its sensitivity to what the claim names is not shown there")
-    if cell["n_detected"] > n:     # detected, not calibrated: a finding needs both
-        head += (f"; detected but not calibrated (its rule fires on shuffled labels beyond "
-                 f"the level) in {cell['n_detected'] - n} model(s), so no finding there")
-    return head + pw
-
-
-def _compare(rows, name) -> str | None:
-    """Every unshared depth's seed mean of ``name``, whether the deepest and the shallowest
-    intervals are apart, and the steps where it falls with intervals apart."""
-    if len(rows) < 2:
-        return None
-    a, b = rows[0], rows[-1]
-    lo_a, hi_a = a[name]["ci95"]
-    lo_b, hi_b = b[name]["ci95"]
-    if None in (lo_a, hi_a, lo_b, hi_b):
-        return None
-    where = (f"the interval at depth {b['depth']} lies above the one at depth {a['depth']}"
-             if lo_b > hi_a else
-             f"the interval at depth {b['depth']} lies below the one at depth {a['depth']}"
-             if hi_b < lo_a else "the two intervals overlap")
-    falls = [f"{x['depth']} to {y['depth']}" for x, y in zip(rows, rows[1:])
-             if None not in (*x[name]["ci95"], *y[name]["ci95"])
-             and y[name]["ci95"][1] < x[name]["ci95"][0]]
-    return (", ".join(f"depth {r['depth']}: {_cell(r[name])}" for r in rows) + f" ({where}"
-            + (f"; it falls, intervals apart, from depth {', '.join(falls)}" if falls else "")
-            + ")")
-
-
-def reading(summary, hops) -> list[str]:
-    """Claim by claim, what the numbers of difficulty ``hops`` support (module docstring)."""
-    d = summary["by_hops"][hops]
-    un = _family(summary, hops, False)
-    out = []
-    acc = _compare(un, "accuracy")
-    info = _compare(un, "usable_information")
-    if acc is None:
-        out.append("- Growth with depth: only depth(s) "
-                   f"{', '.join(str(r['depth']) for r in un) or 'none'} finished without "
-                   "sharing; no comparison across depth yet.")
-    else:
-        out.append(f"- Growth with depth: accuracy {acc}; usable information {info}.")
-    med = {r["depth"]: float(np.median([x["accuracy"] for x in summary["records"]
-                                        if str(x["hops"]) == hops and not x["shared"]
-                                        and x["depth"] == r["depth"]])) for r in un}
-    if un and 1 in med and len(med) > 1:
-        top = max(med)
-        out.append(f"- Target of the grid (median accuracy at the deepest depth >= 0.90, at "
-                   f"depth 1 <= 0.50): depth {top}: {med[top]:.3f}, depth 1: {med[1]:.3f}; "
-                   + ("met." if med[top] >= 0.90 and med[1] <= 0.50 else "not met."))
-    g = [r for r in d["growth"] if r["figure"] == "accuracy" and r["x"] == "depth"]
-    if g:
-        share = g[0]["replicates"]["aicc_winner_share"]
-        out.append(f"- Diminishing gains across depth: the AICc winner on the seed means is "
-                   f"{g[0]['seed_mean']['best_aicc']}; share of seed-and-example replicates "
-                   f"won by each law: " + ", ".join(f"{k} {v:.2f}" for k, v in share.items())
-                   + ".")
-    else:
-        out.append("- Diminishing gains across depth: the growth laws need at least 5 "
-                   "unshared depths that every seed has; not available yet.")
-    counts = d["verdicts"]
-    for name in CLAIM_ORDER:
-        if name in counts and name != "theorem8":
-            sentence = next(r["verdicts"][name].get("sentence") for r in summary["records"]
-                            if str(r["hops"]) == hops and name in r["verdicts"])
-            out.append(f"- `{name}` ({sentence}): {_holds(counts[name])}.")
-    t8 = [r["verdicts"]["theorem8"]["report"] for r in summary["records"]
-          if str(r["hops"]) == hops and "theorem8" in r["verdicts"]]
-    if t8:
-        out.append(f"- `theorem8` (a report): the best readout's held-out error lies above "
-                   f"the Eq. 12 lower bound in {sum(t['consistent'] for t in t8)} of {len(t8)} "
-                   "model(s).")
-    t1 = d["table1"]["rows"]
-    if t1:
-        for r in t1:
-            c = r["accuracy"]
-            side = ("above 0" if c["ci95"][0] > 0 else "below 0" if c["ci95"][1] < 0
-                    else "containing 0")
-            out.append(f"- Layer sharing, shared L = {r['shared_depth']} vs unshared L = "
-                       f"{r['unshared_depth']} ({r['compare']}): accuracy difference "
-                       f"{_cell(c)} (interval {side}); squared-loss diversity difference "
-                       f"{_cell(r['sq_diversity'], '.4g')}.")
-        for div, g in d["table1"]["gap_regression"].items():
-            if "r" in g:
-                out.append(f"- Does the diversity gap explain the accuracy gap ({div}, "
-                           f"{g['n_pairs']} shared/unshared pairs)? Correlation r = "
-                           f"{fmt(g['r'], '.2f')} {_iv(g['r_ci95'], '.2f')}, slope "
-                           f"{fmt(g['slope'], '.3g')} {_iv(g['slope_ci95'], '.3g')}, permutation "
-                           f"p = {fmt(g['p_permutation'], '.3f')}.")
-    else:
-        out.append("- Layer sharing: no shared twin with its unshared partner finished yet.")
-    tv = d["truncated_vs_depth"]
-    if tv:
-        apart = sum(not (r["difference_ci95"][0] <= 0 <= r["difference_ci95"][1])
-                    for r in tv if None not in r["difference_ci95"])
-        out.append(f"- Truncated vs trained: in {apart} of {len(tv)} comparisons the "
-                   "truncated model's accuracy differs from the trained depth-b model's beyond "
-                   "the paired interval.")
-    else:
-        out.append("- Truncated vs trained: no trained shallower model of the same seed as "
-                   "the deepest model finished yet.")
-    return out
-
 
 def page_markdown(summary, figures) -> str:
     """The README text (figures: {name: file name})."""
