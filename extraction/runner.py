@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import platform
 from pathlib import Path
 
 import numpy as np
 
+from . import provenance
 from .batching import auto_budget, plan_batches
 from .contributions import Contributions
 from .outdir import check_target
@@ -41,6 +40,7 @@ from .readout import (
 
 __all__ = ["extract", "plan_batches", "EXACTNESS_RTOL"]
 
+
 def _check_task(task) -> tuple[int, int]:
     n, c = len(task), len(task.options)
     if n == 0:
@@ -56,62 +56,6 @@ def _check_task(task) -> tuple[int, int]:
                          f"unlabelled); {bad.size} do not "
                          f"(first at example {bad[0]}: {labels[bad[0]]})")
     return n, c
-
-
-def _fingerprint(parts: dict) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _weights_identity(source: dict) -> dict:
-    """What identifies the weights in a fingerprint: their sha256 (and revision) when known, so
-    the same checkpoint read from another path or through a symlink is the same run; the path
-    strings only when no hash could be taken (a hub id without local files)."""
-    if source.get("weights_sha256"):
-        return {"weights_sha256": source["weights_sha256"], "revision": source.get("revision")}
-    return dict(source)
-
-
-def _legacy_fingerprints(parts: dict, source: dict) -> set[str]:
-    """The fingerprints the same configuration had before :func:`_weights_identity` (aa08b77):
-    the whole ``source`` dict hashed, its weights sha256 included, with the path strings as
-    given, absolute or resolved (a relative and an absolute root name the same folder). A run
-    stored under one of them was made from the same weights (the sha256 is in the hash) with
-    every other part equal, so it is the same run; its stored fingerprint is kept (caches keyed
-    on it stay valid). Empty when the weights have no sha256."""
-    if not source.get("weights_sha256"):
-        return set()
-    out = set()
-    for fix in (str, os.path.abspath, os.path.realpath):
-        src = {**source, **{k: fix(source[k]) for k in ("model_id", "resolved")
-                            if isinstance(source.get(k), str)}}
-        out.add(_fingerprint({**parts, "source": src}))
-    return out
-
-
-def _completed_run(out, fingerprint: str, legacy=frozenset()) -> Contributions | None:
-    """The finished run at ``out`` when it was made with the same configuration (its
-    fingerprint, or one of the ``legacy`` definitions of the same configuration)."""
-    try:
-        done = Contributions.load(out)
-    except (FileNotFoundError, ValueError, KeyError, OSError):
-        return None
-    stored = done.meta.get("fingerprint")
-    return done if stored == fingerprint or stored in legacy else None
-
-
-def _versions() -> dict:
-    from importlib import metadata
-
-    import torch
-    import transformers
-
-    try:  # the distribution's version; extraction never imports the infodiv package
-        dist_version = metadata.version("infodiv")
-    except metadata.PackageNotFoundError:
-        dist_version = "unknown"
-    return {"python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch.__version__, "transformers": transformers.__version__,
-            "infodiv": dist_version}
 
 
 def _n_members_bound(arch, granularity: str) -> int:
@@ -295,9 +239,9 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
             "labels": labels.tolist(), "options": list(task.options),
             "positions": positions.tolist(), "vocab": vocab_ids, "top_k": neuron_top_k,
         }
-        fp = _fingerprint({**parts, "source": _weights_identity(source)})
-        done_run = (_completed_run(out, fp, _legacy_fingerprints(parts, source))
-                    if resume else None)
+        fp = provenance.run_fingerprint(parts, source)
+        legacy = provenance.legacy_fingerprints(parts, source)
+        done_run = provenance.completed_run(out, fp, legacy) if resume else None
         if done_run is not None:
             return done_run
         store = ShardStore(out, fp, resume=resume, plan=shards)
@@ -396,7 +340,7 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         "fingerprint": fp,
         "n_batches": len(batches),
         "savings": dict(runner.report),
-        "versions": _versions(),
+        "versions": provenance.versions(),
         "exactness_reference": "model output logits (own forward, every batch" + (
             "; the LM head on the read columns only after the first real forward)"
             if runner.report.get("head_columns", {}).get("narrowed_batches") else ")"),

@@ -192,13 +192,13 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     root = next(iter(trained.values()))[2].parents[2]
     (tmp_path / "README.template.md").write_text(
         "L1 {{summary.json:0.accuracy|.3f}} Wilson {{summary.json:0.accuracy_wilson95|.3f}}\n")
-    import extraction.runner as runner
+    import extraction.provenance as provenance
 
     def legacy_identity(source):   # the runs stored before aa08b77 (path strings hashed)
         return {**source, **{k: os.path.abspath(source[k]) for k in ("model_id", "resolved")}}
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(runner, "_weights_identity", legacy_identity)
+        mp.setattr(provenance, "weights_identity", legacy_identity)
         recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
                           n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
                           progress=False,

@@ -15,7 +15,7 @@ from _tiny_models import tiny_model, torch_threads  # noqa: E402
 from test_architectures import tiny_task  # noqa: E402
 
 import extraction.forward as ex  # noqa: E402
-import extraction.runner as runner  # noqa: E402
+import extraction.provenance as provenance  # noqa: E402
 from extraction.models import load_model  # noqa: E402
 from extraction.outdir import OutputRefused  # noqa: E402
 from extraction.runner import extract  # noqa: E402
@@ -38,7 +38,7 @@ def test_legacy_fingerprint_is_reused_and_kept(tmp_path, monkeypatch):
         model, tok = load_model("model", device="cpu", dtype="float32")   # relative, as the zoo
         assert not os.path.isabs(model.infodiv_source["model_id"])
         with monkeypatch.context() as mp:
-            mp.setattr(runner, "_weights_identity", legacy_identity)
+            mp.setattr(provenance, "weights_identity", legacy_identity)
             old = extract(model, tok, tiny_task(), out="run", batch_size=2, progress=False)
         new_fp = extract(model, tok, tiny_task(), out=None, progress=False)   # no out: no fp
         assert new_fp.meta["fingerprint"] is None
@@ -55,7 +55,7 @@ def test_legacy_fingerprint_is_reused_and_kept(tmp_path, monkeypatch):
         tok.save_pretrained("other")
         other, _ = load_model("other", device="cpu", dtype="float32")
         with monkeypatch.context() as mp:
-            mp.setattr(runner, "_weights_identity", legacy_identity)
+            mp.setattr(provenance, "weights_identity", legacy_identity)
             extract(other, tok, tiny_task(), out="run_other", batch_size=2, progress=False)
         ran = []
         real = ex.BatchRunner.run
