@@ -11,12 +11,12 @@ from infodiv.controls import (
     matched_modular_surrogate,
     xor_ensemble,
 )
+from infodiv.curvature import submodularity_ratio
 from infodiv.setfunctions import CallableSetFunction, make_set_function
 from infodiv.submodularity import (
     benjamini_hochberg,
     dr_tests,
     fit_growth_laws,
-    submodularity_ratio,
     submodularity_report,
 )
 
