@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import lapack
 
 from estimators.resampling import permutation_test
 
@@ -40,6 +41,34 @@ def _solve_psd(a, b):
             return linalg.lstsq(a, b, lapack_driver="gelsy", check_finite=False)[0]
 
 
+def _chain_non_redundancy(cov, d, x, a, b) -> tuple:
+    """x's non-redundancy with A and with B for a nested chain A ⊂ B from one factorisation.
+
+    With the coordinates of B ordered A first, the Cholesky factor L of Σ_BB holds that of
+    Σ_AA as its leading block, so w = L⁻¹ Σ_Bx gives both explained traces: tr(Σ_xB Σ_BB⁻¹
+    Σ_Bx) = ‖w‖² and tr(Σ_xA Σ_AA⁻¹ Σ_Ax) = ‖w_A‖² (the rows of A: forward substitution reads
+    only the leading block). Where Σ_BB is not safely positive definite (LAPACK's reciprocal
+    condition number below machine epsilon, as in :func:`_solve_psd`) each set is solved on its
+    own by :func:`_non_redundancy`.
+    """
+    a = [int(m) for m in a]
+    seen = set(a)
+    order = a + [int(m) for m in b if int(m) not in seen]
+    if len(order) != len(b) or not a:
+        return (_non_redundancy(cov, d, x, a) if a else None), _non_redundancy(cov, d, x, b)
+    ds = (np.asarray(order)[:, None] * d + np.arange(d)).ravel()
+    dx = np.arange(x * d, (x + 1) * d)
+    sss = cov[np.ix_(ds, ds)]
+    chol, info = lapack.dpotrf(sss, lower=1, clean=1)
+    if info == 0:
+        rcond, info = lapack.dpocon(chol, np.abs(sss).sum(axis=0).max(), uplo="L")
+    if info != 0 or not rcond >= np.finfo(np.float64).eps:
+        return _non_redundancy(cov, d, x, a), _non_redundancy(cov, d, x, b)
+    w = linalg.solve_triangular(chol, cov[np.ix_(ds, dx)], lower=True, check_finite=False)
+    tr = np.trace(cov[np.ix_(dx, dx)])
+    return (float(1.0 - (w[:len(a) * d] ** 2).sum() / tr), float(1.0 - (w ** 2).sum() / tr))
+
+
 def diversity_design(triples, singles, cov, d) -> dict:
     """The regression's pairs and design: every (S, x) of the triples with S ≠ ∅.
 
@@ -48,11 +77,11 @@ def diversity_design(triples, singles, cov, d) -> dict:
     """
     index, rows = [], []
     for i, t in enumerate(triples):
+        nr = _chain_non_redundancy(cov, d, t["x"], t["A"], t["B"])
         for col, key in enumerate(("A", "B")):
             if len(t[key]):
                 index.append((i, col))
-                rows.append((_non_redundancy(cov, d, t["x"], t[key]), singles[t["x"]],
-                             len(t[key])))
+                rows.append((nr[col], singles[t["x"]], len(t[key])))
     arr = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
     return {"index": np.asarray(index, dtype=np.int64).reshape(-1, 2), "diversity": arr[:, 0],
             "controls": np.column_stack([np.ones(len(arr)), arr[:, 1:]])}

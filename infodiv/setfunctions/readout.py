@@ -176,9 +176,17 @@ class ReadoutSetFunction(SetFunction):
     def set_scores(self, sets) -> np.ndarray:
         """Per-example scores ``[K, N]`` of K member sets in one batched scoring (calibrated:
         one batched calibration fit)."""
-        z = np.stack([self.ut[check_members(s, self.n_members)].sum(axis=0) + self.bias
-                      for s in sets])
-        return self._score_logits(z)
+        return self._score_logits(self.set_logits(sets))
+
+    def set_logits(self, sets) -> np.ndarray:
+        """Summed logits ``[K, C, N]`` of K member sets: the sets' 0/1 indicator matrix
+        ``[K, M]`` times the member logits ``[M, C·N]`` (one matrix product), plus the bias."""
+        ind = np.zeros((len(sets), self.n_members))
+        for row, members in zip(ind, sets):
+            row[check_members(members, self.n_members)] = 1.0
+        z = (ind @ self.ut.reshape(self.n_members, -1)).reshape((len(sets),) + self.bias.shape)
+        z += self.bias
+        return z
 
     def order_scores(self, order) -> np.ndarray:
         """Per-example scores ``[M+1, N]`` of every prefix of ``order`` (cumulative sums, one
