@@ -63,19 +63,22 @@ def _zoo(records):
     return [r for r in records if r.get("width") is not None]
 
 
-def _groups(records):
+def depth_groups(records) -> dict:
+    """``{(shared, depth): its records sorted by seed}``, in key order."""
     g = {}
-    for r in _zoo(records):
+    for r in records:
         g.setdefault((bool(r["shared"]), int(r["depth"])), []).append(r)
     return {k: sorted(v, key=lambda r: r["seed"]) for k, v in sorted(g.items())}
 
 
-def by_depth(records, points, reps) -> list[dict]:
-    """One row per (shared, depth): members, parameters, seeds and every scalar of
-    :data:`infodiv.zoo.intervals.SCALARS` with its seed-and-example interval."""
+def _groups(records):
+    return depth_groups(_zoo(records))
+
+
+def depth_rows(groups, names, points, reps) -> list[dict]:
+    """One row per (shared, depth) group of :func:`depth_groups`: members, parameters, seeds
+    and each figure of ``names`` with its seed mean and seed-and-example interval."""
     rows = []
-    groups = _groups(records)
-    names = figure_names(points, reps, [r["model"] for rs in groups.values() for r in rs])
     for (shared, depth), rs in groups.items():
         row = {"shared": shared, "depth": depth, "n_members": int(rs[0]["n_members"]),
                "params": int(rs[0]["params"]), "executions": int(rs[0]["executions"]),
@@ -85,6 +88,14 @@ def by_depth(records, points, reps) -> list[dict]:
                                               [reps[r["model"]][name] for r in rs])
         rows.append(row)
     return rows
+
+
+def by_depth(records, points, reps) -> list[dict]:
+    """One row per (shared, depth): members, parameters, seeds and every scalar of
+    :data:`infodiv.zoo.intervals.SCALARS` with its seed-and-example interval."""
+    groups = _groups(records)
+    names = figure_names(points, reps, [r["model"] for rs in groups.values() for r in rs])
+    return depth_rows(groups, names, points, reps)
 
 
 def _fit_laws(x, y) -> dict:

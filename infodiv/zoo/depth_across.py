@@ -29,7 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .across import _pct, gap_regression, seed_example_interval, truncated_vs_depth
+from .across import (
+    _pct,
+    depth_groups,
+    depth_rows,
+    gap_regression,
+    seed_example_interval,
+    truncated_vs_depth,
+)
 from .depth_analysis import RESAMPLED
 
 __all__ = ["SCALARS", "model_record", "points_and_replicates", "by_depth", "table1", "growth",
@@ -92,26 +99,10 @@ def points_and_replicates(analyses) -> tuple[dict, dict]:
     return points, reps
 
 
-def _groups(records) -> dict:
-    g = {}
-    for r in records:
-        g.setdefault((bool(r["shared"]), int(r["depth"])), []).append(r)
-    return {k: sorted(v, key=lambda r: r["seed"]) for k, v in sorted(g.items())}
-
-
 def by_depth(records, points, reps) -> list[dict]:
     """Per (shared, depth): members, parameters, seeds, and every :data:`SCALARS` figure's seed
     mean with its seed-and-example interval."""
-    rows = []
-    for (shared, depth), rs in _groups(records).items():
-        row = {"shared": shared, "depth": depth, "n_members": int(rs[0]["n_members"]),
-               "params": int(rs[0]["params"]), "executions": int(rs[0]["executions"]),
-               "seeds": [int(r["seed"]) for r in rs]}
-        for name in SCALARS:
-            row[name] = seed_example_interval([points[r["model"]][name] for r in rs],
-                                              [reps[r["model"]][name] for r in rs])
-        rows.append(row)
-    return rows
+    return depth_rows(depth_groups(records), SCALARS, points, reps)
 
 
 def table1(records, points, reps) -> dict:
@@ -149,7 +140,7 @@ def growth(records, points, reps, *, min_depths: int = 5, random_state: int = 0)
     (at least ``min_depths``: the power law's AICc needs 5 points), against depth, members and
     parameters: on the seed means, per seed, and on every seed-and-example replicate (seeds
     resampled with replacement per shared resample, as :func:`by_depth`)."""
-    groups = {d: rs for (s, d), rs in _groups(records).items() if not s}
+    groups = {d: rs for (s, d), rs in depth_groups(records).items() if not s}
     if not groups:
         return []
     seeds = set.intersection(*({int(r["seed"]) for r in rs} for rs in groups.values()))
