@@ -46,14 +46,19 @@ class StageFailed(Exception):
     on one line and exits 1. ``infodiv run`` records nothing for it, so the next run redoes it."""
 
 
+def _number(text: str, convert, expected: str):
+    """``convert(text)``; text it cannot convert is the argparse error ``expected <expected>,
+    got '<text>'``."""
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
 def int_at_least(minimum: int):
     """argparse type: an integer >= ``minimum`` (so ``--n 0`` is refused before anything runs)."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}"
-                                             ) from None
+        value = _number(text, int, f"an integer >= {minimum}")
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
         return value
@@ -86,10 +91,7 @@ def zero_or_at_least(minimum: int):
 
 def n_jobs(text: str) -> int:
     """argparse type of ``--n-jobs``: a non-zero integer (joblib: -1 = every core)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-zero integer, got {text!r}") from None
+    value = _number(text, int, "a non-zero integer")
     if value == 0:
         raise argparse.ArgumentTypeError("must not be 0 (1 = one worker, -1 = every core)")
     return value
@@ -98,11 +100,7 @@ def n_jobs(text: str) -> int:
 def finite_float_at_least(minimum: float):
     """argparse type: a finite float >= ``minimum`` (``nan`` and ``inf`` refused)."""
     def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number >= {minimum:g}, got {text!r}"
-                                             ) from None
+        value = _number(text, float, f"a number >= {minimum:g}")
         if not math.isfinite(value) or value < minimum:
             raise argparse.ArgumentTypeError(f"must be a finite number >= {minimum:g}, got "
                                              f"{text}")
