@@ -22,6 +22,18 @@ from infodiv.commands.preflight import batch_size, nonneg_int, positive_int
 from infodiv.commands.tasksel import add_task_file_options
 
 
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--device``, ``--dtype`` and ``--batch-size``: where, in which precision and in which
+    batches the model runs (``infodiv extract`` and ``infodiv run``)."""
+    parser.add_argument("--device", default="auto",
+                        help="auto, cpu, cuda, cuda:N, mps, or device_map (spread over GPUs)")
+    parser.add_argument("--dtype", default="auto",
+                        choices=("auto", "float32", "bfloat16", "float16"),
+                        help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
+    parser.add_argument("--batch-size", type=batch_size, default="auto",
+                        help="'auto' (token budget) or examples per batch")
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True,
                         help="hub id, local folder, .gguf file, or 'smollm2-135m'")
@@ -53,13 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "$INFODIV_DATA_DIR)")
     parser.add_argument("--out", type=Path, default=None,
                         help="run directory (default runs/<model>-<task>-<granularity>)")
-    parser.add_argument("--batch-size", type=batch_size, default="auto",
-                        help="'auto' (token budget) or examples per batch")
-    parser.add_argument("--device", default="auto",
-                        help="auto, cpu, cuda, cuda:N, or device_map (spread over GPUs)")
-    parser.add_argument("--dtype", default="auto",
-                        choices=("auto", "float32", "bfloat16", "float16"),
-                        help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
+    add_model_options(parser)
     parser.add_argument("--granularity", default="block",
                         choices=("block", "head", "neuron", "expert"),
                         help="members: attention/MLP writes, attention heads, MLP neurons or "

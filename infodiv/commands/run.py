@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from infodiv.commands.choices import claim_names, info_method_names
+from infodiv.commands.extract import add_model_options
 from infodiv.commands.preflight import (
     StageFailed,
-    batch_size,
     check_device,
     check_model,
     check_out,
@@ -87,13 +87,7 @@ def configure(parser) -> None:
                              "else $INFODIV_SHARED/data, else the bundled SST-2)")
     parser.add_argument("--granularity", default="block", choices=("block", "head"),
                         help="members: whole attention/MLP writes, or attention heads")
-    parser.add_argument("--device", default="auto",
-                        help="auto, cpu, cuda, cuda:N, mps, or device_map (spread over GPUs)")
-    parser.add_argument("--dtype", default="auto",
-                        choices=("auto", "float32", "bfloat16", "float16"),
-                        help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
-    parser.add_argument("--batch-size", type=batch_size, default="auto",
-                        help="'auto' (token budget) or examples per batch")
+    add_model_options(parser)
     parser.add_argument("--max-length", type=positive_int, default=None,
                         help="prompt token limit (default: the model context)")
     parser.add_argument("--threads", type=positive_int, default=None,
