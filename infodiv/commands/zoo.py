@@ -44,6 +44,26 @@ def _shard(text: str):
     return k, n
 
 
+def _add_schedule(p, *, steps, batch_size, lr, warmup, checkpoint_every) -> None:
+    """The training loop's options (:class:`infodiv.zoo.train.TrainConfig`) with the
+    subcommand's defaults, and ``--threads``."""
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--batch-size", type=int, default=batch_size)
+    p.add_argument("--lr", type=float, default=lr)
+    p.add_argument("--warmup", type=int, default=warmup)
+    p.add_argument("--checkpoint-every", type=int, default=checkpoint_every)
+    p.add_argument("--threads", type=int, default=1, help="torch threads")
+
+
+def _schedule(args, **extra):
+    """The :class:`~infodiv.zoo.train.TrainConfig` of the options of :func:`_add_schedule`."""
+    from infodiv.zoo.train import TrainConfig
+
+    return TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                       warmup=args.warmup, checkpoint_every=args.checkpoint_every,
+                       threads=args.threads, **extra)
+
+
 def _configure_train(p) -> None:
     p.add_argument("--root", type=Path, default=Path("runs/zoo"), help="zoo folder")
     p.add_argument("--depths", type=int, nargs="*", default=[1, 2, 4, 8])
@@ -75,14 +95,9 @@ def _configure_train(p) -> None:
                    help="with --task hops: held-out examples")
     p.add_argument("--heldout-seed", type=int, default=12345,
                    help="with --task hops: seed of the held-out draw")
-    p.add_argument("--steps", type=int, default=600)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--warmup", type=int, default=30)
+    _add_schedule(p, steps=600, batch_size=32, lr=2e-3, warmup=30, checkpoint_every=50)
     p.add_argument("--lm-weight", type=float, default=0.0,
                    help="weight of the next-token loss on the prompt (default 0: answer only)")
-    p.add_argument("--checkpoint-every", type=int, default=50)
-    p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--vocab-size", type=int, default=4096)
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--shard", type=_shard, default=(0, 1),
@@ -97,12 +112,7 @@ def _configure_finetune(p) -> None:
     p.add_argument("--train-top", type=int, default=None,
                    help="train only the last K blocks + final norm (default: everything)")
     p.add_argument("--max-len", type=int, default=96)
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--lr", type=float, default=5e-5)
-    p.add_argument("--warmup", type=int, default=20)
-    p.add_argument("--checkpoint-every", type=int, default=10)
-    p.add_argument("--threads", type=int, default=1)
+    _add_schedule(p, steps=300, batch_size=8, lr=5e-5, warmup=20, checkpoint_every=10)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--device", default="cpu", help="cpu, cuda or auto")
@@ -212,7 +222,6 @@ def configure(parser) -> None:
 
 def _train(args) -> int:
     from infodiv.zoo.configs import ModelSpec, zoo_grid
-    from infodiv.zoo.train import TrainConfig
 
     hops = None
     if args.task == "hops":
@@ -225,9 +234,7 @@ def _train(args) -> int:
     max_len = args.max_len or (64 if hops is None else train_len(hops))
     common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=max_len,
                   init_std=args.init_std)
-    cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
-                      warmup=args.warmup, lm_weight=args.lm_weight,
-                      checkpoint_every=args.checkpoint_every, threads=args.threads)
+    cfg = _schedule(args, lm_weight=args.lm_weight)
     specs = zoo_grid(args.depths, args.shared_depths, args.seeds, **common)
     specs += [ModelSpec(depth=d, seed=s, **common) for s in args.seeds for d in args.extra_depths]
     log = lambda m: print(m, flush=True)  # noqa: E731
@@ -251,11 +258,8 @@ def _finetune(args) -> int:
     from infodiv.commands.preflight import check_model
     from infodiv.zoo.data import zoo_tasks
     from infodiv.zoo.finetune import finetune, finetune_name
-    from infodiv.zoo.train import TrainConfig
 
-    cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
-                      warmup=args.warmup, checkpoint_every=args.checkpoint_every,
-                      threads=args.threads)
+    cfg = _schedule(args)
     check_model(args.model)   # an unknown model: one line, exit 2, before any work
     train, held = zoo_tasks(args.data_dir)
     run_dir = args.root / "finetune" / finetune_name(args.model, args.train_top, args.seed)
