@@ -221,11 +221,15 @@ def _label_pair(x, y):
     return None
 
 
-def _check_below_entropy(value: float, labels: np.ndarray, method: str, base) -> None:
-    """Warn when an estimate of ``I(X;Y)`` with a label exceeds the plug-in ``H(Y)``."""
+def warn_above_label_entropy(value: float, labels: np.ndarray, method: str, base, *,
+                             what: str = "I") -> None:
+    """Warn (:class:`~estimators.diagnostics.EstimatorWarning`, at the caller's caller) when
+    ``value``, an estimate of an information term about the label, exceeds the plug-in
+    ``H(Y) = -sum_y p(y) log p(y)`` of ``labels``, the largest value any such term can take;
+    ``what`` names the term in the message."""
     h_y = to_base(discrete.entropy(labels[:, None] if labels.ndim == 1 else labels), base)
     if value > h_y:
-        warnings.warn(f"method={method!r} gives I = {value:.4g} above H(Y) = {h_y:.4g}, the "
+        warnings.warn(f"method={method!r} gives {what} = {value:.4g} above H(Y) = {h_y:.4g}, the "
                       f"largest possible value: the model behind {method!r} does not fit these "
                       f"data (e.g. near-deterministic or non-Gaussian members), so this is no "
                       f"estimate of I; the default (method=None, usable information) is valid",
@@ -265,7 +269,7 @@ def mutual_information(x, y, *, method=None, k=3, base=2, random_state=0,
     x, y = _prepare_all(est, [a["x"], a["y"]])
     value = to_base(_mi(est, x, y), base)
     if is_discrete(x) != is_discrete(y):
-        _check_below_entropy(value, x if is_discrete(x) else y, method, base)
+        warn_above_label_entropy(value, x if is_discrete(x) else y, method, base)
     return value
 
 

@@ -18,7 +18,6 @@ low by that cost; the relevancies are debiased by their label null (module
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,8 +203,9 @@ def information_decomposition(variables, labels, *, method=None, k=3, base=2, ra
         u = variables if isinstance(variables, np.ndarray) else np.stack(
             [np.asarray(v).reshape(len(labels), -1) for v in variables], axis=1)
         return label_decomposition(u, labels, base=base, random_state=random_state, **options)
-    from estimators import diagnostics, interaction
+    from estimators import interaction
     from estimators._dispatch import resolve
+    from estimators.api import warn_above_label_entropy
 
     blocks = check_variables(variables)
     check_same_length(**{"variables[0]": blocks[0], "labels": labels})
@@ -214,13 +214,6 @@ def information_decomposition(variables, labels, *, method=None, k=3, base=2, ra
     dec = interaction.information_decomposition(variables, labels, method=method, k=k,
                                                 base=base, random_state=random_state,
                                                 max_order=max_order, **options)
-    h_y = float(to_base(-np.sum((c := np.bincount(labels - labels.min()) / len(labels))[c > 0]
-                                * np.log(c[c > 0])), base))
-    worst = max(dec.joint, *dec.relevancies)
-    if worst > h_y:
-        warnings.warn(f"method={method!r}: an information term is {worst:.4g} > H(Y) = "
-                      f"{h_y:.4g}, the largest possible value; the model behind {method!r} "
-                      f"does not fit these data (e.g. near-deterministic members), so its "
-                      f"terms are no estimates; the default (method=None) is valid",
-                      diagnostics.EstimatorWarning, stacklevel=2)
+    warn_above_label_entropy(max(dec.joint, *dec.relevancies), labels, method, base,
+                             what="max(I(U;Y), I(U_i;Y))")
     return dec

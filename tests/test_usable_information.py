@@ -137,7 +137,7 @@ def test_gaussian_above_label_entropy_warns():
     with pytest.warns(EstimatorWarning, match="above H\\(Y\\)"):
         value = mutual_information(x, y, method="gaussian")
     assert value > 1.0
-    with pytest.warns(EstimatorWarning, match="> H\\(Y\\)"):
+    with pytest.warns(EstimatorWarning, match="above H\\(Y\\)"):
         information_decomposition(x.reshape(1000, 2, 1), y, method="gaussian")
 
 
