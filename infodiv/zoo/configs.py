@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .checks import check_int_fields
+
 __all__ = ["ModelSpec", "zoo_grid", "build_model", "save_model", "count_params", "planned_names"]
 
 
@@ -50,12 +52,8 @@ class ModelSpec:
     init_std: float = 0.02
 
     def __post_init__(self):
-        for name in ("depth", "repeats", "width", "heads", "mlp", "max_len"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_int_fields(self, {"depth": 1, "repeats": 1, "width": 1, "heads": 1, "mlp": 1,
+                                "max_len": 1, "seed": 0})
         if not (isinstance(self.init_std, float) and self.init_std > 0):
             raise ValueError(f"init_std must be a positive float, got {self.init_std!r}")
         if self.width % self.heads:

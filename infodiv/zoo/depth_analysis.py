@@ -43,6 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import check_int_fields
+
 __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
            "point_figures", "resample_figures", "information", "claims_for", "verdicts",
            "analyse_model", "cached_analysis"]
@@ -89,16 +91,11 @@ class DepthSettings:
 
     def __post_init__(self):
         lows = {"n_bootstrap": 20, "n_permutations": 39, "n_power": 0, "n_mc": 2,
-                "n_orders": 2, "n_triples": 1, "report_resamples": 0, "resamples": 20,
+                "n_orders": 2, "n_triples": 1, "report_resamples": 20, "resamples": 20,
                 "random_state": 0}
-        for name, low in lows.items():
-            v = getattr(self, name)
-            if name == "report_resamples" and v == 0:
-                continue
-            if name == "report_resamples":
-                low = 20
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+        if self.report_resamples == 0:   # Theorem 8's bounds from one fit
+            del lows["report_resamples"]
+        check_int_fields(self, lows)
         from infodiv.setfunctions import OBJECTIVE_NAMES
 
         if self.objective not in OBJECTIVE_NAMES:

@@ -45,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import check_int_fields
+
 __all__ = ["OPTIONS", "TEMPLATE", "HopsTask", "Example", "make_example", "follow",
            "heldout_examples", "train_batch_examples", "hops_tokenizer", "to_task",
            "write_task_file", "read_task_file", "HopsStream", "prompt_len", "train_len"]
@@ -87,10 +89,8 @@ class HopsTask:
     heldout_seed: int = 12345
 
     def __post_init__(self):
-        for name in ("hops", "min_hops", "symbols", "queries", "n_heldout"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        check_int_fields(self, dict.fromkeys(("hops", "min_hops", "symbols", "queries",
+                                              "n_heldout"), 1))
         if not 0.0 <= self.next_frac <= 1.0:
             raise ValueError(f"next_frac must be in [0, 1], got {self.next_frac!r}")
         if self.min_hops > self.hops:
@@ -98,10 +98,7 @@ class HopsTask:
         if self.symbols < N_CHAINS * self.hops:
             raise ValueError(f"symbols must be >= {N_CHAINS}*hops = {N_CHAINS * self.hops}, "
                              f"got {self.symbols}")
-        if isinstance(self.heldout_seed, bool) or not isinstance(self.heldout_seed, int) \
-                or self.heldout_seed < 0:
-            raise ValueError(f"heldout_seed must be a non-negative integer, got "
-                             f"{self.heldout_seed!r}")
+        check_int_fields(self, {"heldout_seed": 0})
 
     def to_dict(self) -> dict:
         return asdict(self)
