@@ -6,7 +6,9 @@ with its builder, its family and a one-line description; nothing parses names.
 
 - readouts: ``accuracy``, ``cross_entropy``, ``brier`` and their ``*_calibrated`` variants
   (:mod:`infodiv.setfunctions.readout`);
-- information (units of ``base``, bits by default): ``mi_gaussian``, ``mi_copula``,
+- information (units of ``base``, bits by default): ``mi_readout``, usable information of the
+  calibrated summed readout, the cheap valid lower bound the curves use by default
+  (:mod:`infodiv.setfunctions.readout_information`); ``mi_gaussian``, ``mi_copula``,
   ``mi_knn``, ``mi_probe`` (:mod:`infodiv.setfunctions.information`), on the member variables
   of :func:`infodiv.information.member_variables`; ``mi_usable``, the valid default estimate
   (:func:`estimators.usable_information`), on the whole member vectors (no centring).
@@ -27,6 +29,7 @@ from .information import (
     UsableSetFunction,
 )
 from .readout import ReadoutSetFunction
+from .readout_information import ReadoutInformationSetFunction
 
 __all__ = ["Objective", "OBJECTIVES", "OBJECTIVE_NAMES", "make_set_function",
            "as_set_function", "is_run"]
@@ -71,6 +74,11 @@ def _usable(contrib, *, base=2, random_state=0, **_):
     return UsableSetFunction(contrib.u, contrib.labels, base=base, random_state=random_state)
 
 
+def _readout_information(contrib, *, base=2, random_state=0, **_):
+    return ReadoutInformationSetFunction(contrib.u, contrib.bias, contrib.labels, base=base,
+                                         random_state=random_state)
+
+
 def _entries():
     for metric in READOUT_METRICS:
         yield Objective(metric, "readout", f"{metric} of the fixed-scale summed readout",
@@ -78,6 +86,9 @@ def _entries():
         yield Objective(f"{metric}_calibrated", "readout",
                         f"{metric} of softmax(a z_S + c), (a, c) cross-fitted on two halves",
                         _readout(metric, True))
+    yield Objective("mi_readout", "information",
+                    "usable I(U_S; Y) of the calibrated summed readout: H(Y) - held-out CE",
+                    _readout_information)
     yield Objective("mi_gaussian", "information", "Gaussian I(U_S; Y)", _gaussian(False))
     yield Objective("mi_copula", "information", "Gaussian-copula I(U_S; Y)", _gaussian(True))
     yield Objective("mi_knn", "information", "KSG/Ross kNN I(U_S; Y)", _knn)
