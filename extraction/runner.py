@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -90,7 +91,8 @@ def _plan_shards(batches, shard_size: int) -> list[list[list[int]]]:
 def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", out=None,
             resume=True, progress=True, shard_size=256, max_length=None, position=-1,
             vocab="options", chat_template=False, max_bytes=DEFAULT_MAX_BYTES,
-            neuron_top_k=None, savings=True, overwrite=False) -> Contributions:
+            neuron_top_k=None, savings=True, overwrite=False, workers=1,
+            only_shards=None) -> Contributions:
     """Exact per-member logit contributions of ``model`` on ``task``.
 
     Parameters
@@ -148,6 +150,12 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         after the read position, the token prefix shared by every prompt (run once, cached),
         and the last block everywhere but the read position; checked against a real forward
         on the first batch (``meta["savings"]``). False: the plain hooked forward.
+    workers : int
+        Processes computing the shards (:mod:`extraction.parallel`; needs ``out``): this one
+        and ``workers − 1`` spawned workers, one torch thread count each (this process's).
+    only_shards : list of int, optional
+        (The workers' mode.) Compute just these shards of the plan into the shard directory
+        and return None.
 
     Returns
     -------
@@ -186,6 +194,10 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
                                      or neuron_top_k < 1):
         raise ValueError(f"neuron_top_k must be a positive int with granularity='neuron', got "
                          f"{neuron_top_k!r} with {granularity!r}")
+    if not (isinstance(workers, (int, np.integer)) and workers >= 1):
+        raise ValueError(f"workers must be a positive int, got {workers!r}")
+    if workers > 1 and out is None:
+        raise ValueError("workers > 1 needs out (the workers hand their shards over on disk)")
     if not (isinstance(shard_size, (int, np.integer)) and shard_size >= 1):
         raise ValueError(f"shard_size must be a positive int, got {shard_size!r}")
     n, c_opt = _check_task(task)
@@ -214,6 +226,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     pad_id = tokenizer.pad_token_id
     if pad_id is None:
         pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+    # the workers' copy, taken before the runner hooks the model (hooks do not pickle)
+    frozen = pickle.dumps((model, tokenizer, task)) if workers > 1 else None
     runner = BatchRunner(model, arch, granularity, vocab_ids, int(pad_id), savings=savings)
     device = runner.in_device
     work = runner.prepare(seqs, positions)   # tokens each prompt runs
@@ -244,17 +258,33 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
         done_run = provenance.completed_run(out, fp, legacy) if resume else None
         if done_run is not None:
             return done_run
-        store = ShardStore(out, fp, resume=resume, plan=shards)
+        store = ShardStore(out, fp, resume=resume or only_shards is not None, plan=shards)
         shards = store.plan
         batches = [b for s in shards for b in s]
 
     runner.first_batch = [seqs[int(i)] for i in batches[0]]   # where the savings' check runs
+    mine, pool, futures = set(range(len(shards))), None, []
+    if only_shards is not None or workers > 1:
+        from .parallel import split_work
+
+        mine, pool, futures = split_work(store, shards, work, workers, only_shards, frozen, out,
+                                         extract, dict(
+            granularity=granularity, batch_size=batch_size, shard_size=shard_size,
+            max_length=max_length, position=position, vocab=vocab, chat_template=chat_template,
+            max_bytes=max_bytes, neuron_top_k=neuron_top_k, savings=savings))
     u = logits = scale = None
     err, ref_max = np.empty(n), np.empty(n)
     bar = tqdm(total=n, unit="ex", desc=f"extract {getattr(task, 'name', 'task')}",
                disable=not progress, dynamic_ncols=True)
     try:
-        for si, shard in enumerate(shards):
+        # this process's shards first, then the workers' (loaded once the workers are done)
+        for si in sorted(range(len(shards)), key=lambda i: (i not in mine, i)):
+            shard = shards[si]
+            if si not in mine:
+                if only_shards is not None:
+                    continue
+                for fut in futures:    # a worker's shard: wait for the workers (errors raise)
+                    fut.result()
             arrays = store.load(si) if store is not None else None
             if arrays is None:
                 parts = []
@@ -291,6 +321,10 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
             ref_max[idx] = np.abs(arrays["model_logits"].astype(np.float64)).max(1)
     finally:
         bar.close()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    if only_shards is not None:
+        return None
     if runner.members is None:   # every shard came from disk: build the member table
         b0 = np.asarray(shards[0][0][:1])
         runner.run([seqs[int(b0[0])]], positions[b0])

@@ -84,6 +84,10 @@ class ShardStore:
     def _paths(self, i: int) -> tuple[Path, Path]:
         return self.dir / f"shard-{i:05d}.npz", self.dir / f"shard-{i:05d}.json"
 
+    def has(self, i: int) -> bool:
+        """Whether shard ``i`` and its checksum are on disk (not verified: see :meth:`load`)."""
+        return all(p.is_file() for p in self._paths(i))
+
     def load(self, i: int) -> dict[str, np.ndarray] | None:
         """Arrays of shard ``i``, or None when it is absent, truncated or corrupt."""
         npz, side = self._paths(i)

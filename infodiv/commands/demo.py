@@ -54,12 +54,30 @@ def configure(parser) -> None:
     parser.add_argument("--n-jobs", type=n_jobs, default=-1,
                         help="joblib workers of the verdicts' replicates (default -1: every "
                              "core; the numbers do not depend on it)")
-    parser.add_argument("--threads", type=positive_int, default=max(1, (os.cpu_count() or 2) // 2),
-                        help="torch CPU threads (half the cores: measured several times faster "
-                             "than all of them for this 135M model on 2 shared cores)")
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="extraction processes (default: one per core on CPU, one on a GPU)")
+    parser.add_argument("--threads", type=positive_int, default=None,
+                        help="torch CPU threads per extraction process (default: the cores "
+                             "divided among the workers; for this 135M model, processes scale "
+                             "on CPU where threads do not)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace a run folder holding a run with other settings")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _parallelism(args) -> tuple[int, int]:
+    """Extraction processes and torch threads per process: on CPU one process per core with
+    one thread each (the cores divided among the workers when ``--workers`` is given); on a
+    GPU one process."""
+    cores = os.cpu_count() or 1
+    workers = args.workers
+    if workers is None:
+        import torch
+
+        gpu = args.device.startswith("cuda") or (args.device == "auto"
+                                                 and torch.cuda.is_available())
+        workers = 1 if gpu else cores
+    return workers, args.threads or max(1, cores // workers)
 
 
 def run(args) -> int:
@@ -74,6 +92,7 @@ def run(args) -> int:
             str(DECOMPOSE_INFERENCE), "--n-bootstrap",
             str(args.n_bootstrap), "--power-replicates", str(args.power_replicates),
             "--n-jobs", str(args.n_jobs)]
-    argv += ["--threads", str(args.threads)]
+    workers, threads = _parallelism(args)
+    argv += ["--workers", str(workers), "--threads", str(threads)]
     argv += ["--overwrite"] * args.overwrite + ["--quiet"] * args.quiet
     return run_command.run(build_parser().parse_args(argv))

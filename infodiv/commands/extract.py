@@ -32,6 +32,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
     parser.add_argument("--batch-size", type=batch_size, default="auto",
                         help="'auto' (token budget) or examples per batch")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="processes extracting the shards (CPU: one per core, with one "
+                             "torch thread each, scales where threads do not)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -176,7 +179,7 @@ def run(args) -> int:
                         progress=not args.quiet, max_length=args.max_length,
                         chat_template=args.chat_template, position=args.position,
                         vocab=args.vocab, neuron_top_k=args.neuron_top_k,
-                        overwrite=args.overwrite)
+                        overwrite=args.overwrite, workers=args.workers)
         except ExactnessError as exc:
             print(f"infodiv extract: exactness check FAILED: {exc}", file=sys.stderr)
             return 1

@@ -262,7 +262,7 @@ def _extract(folder: RunFolder, model_name, task, args, models: _Models):
         contrib = extract(model, tokenizer, task, granularity=args.granularity,
                           batch_size=args.batch_size, out=folder.contributions,
                           progress=not args.quiet, shard_size=SHARD_SIZE,
-                          max_length=args.max_length, overwrite=True)
+                          max_length=args.max_length, overwrite=True, workers=args.workers)
     except KeyboardInterrupt:
         print(f"\ninterrupted: {shards_done(folder.contributions)} of {len(task)} examples are "
               f"saved; rerun `{_command(args, str(model_name), task.name, absolute=True)}` "
