@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import gguf_cache
+
 __all__ = ["load_model", "resolve_model_name", "resolve_model_source", "model_aliases",
            "ModelSource", "model_source", "SMOLLM2_HUB_ID", "ModelLoadError",
            "check_model_files"]
@@ -259,13 +261,22 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto", dev
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     kwargs = {"dtype": _torch_dtype(dtype, device, gguf is not None)}
-    if gguf is not None:
-        kwargs["gguf_file"] = gguf
+    weights_sha256 = _weight_hash(target, gguf)
+    source, copy = target, None
+    if gguf is not None:   # a converted copy when there is one (extraction.gguf_cache)
+        copy = gguf_cache.cached_copy(weights_sha256)
+        source = str(copy) if copy is not None else target
+        if copy is None:
+            kwargs["gguf_file"] = gguf
     if device == "device_map":
         kwargs["device_map"] = "auto" if device_map is None else device_map
     try:
-        tokenizer = AutoTokenizer.from_pretrained(target, **({"gguf_file": gguf} if gguf else {}))
-        model = apply_layer_repeats(AutoModelForCausalLM.from_pretrained(target, **kwargs))
+        tokenizer = AutoTokenizer.from_pretrained(
+            source, **({"gguf_file": gguf} if gguf and copy is None else {}))
+        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        if gguf is not None and copy is None:
+            gguf_cache.write_copy(model, tokenizer, weights_sha256, gguf)
+        model = apply_layer_repeats(model)
     except (ImportError, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - every loader failure becomes one line
@@ -280,7 +291,7 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto", dev
         "resolved": target,
         "gguf_file": gguf,
         "revision": getattr(model.config, "_commit_hash", None),
-        "weights_sha256": _weight_hash(target, gguf),
+        "weights_sha256": weights_sha256,
     }
     return model, tokenizer
 
