@@ -3,7 +3,7 @@
 Called by ``scripts/regenerate_results.sh`` (which also extracts the runs); usable alone::
 
     python scripts/regenerate_results.py curves RUN_DIR OUT --objectives accuracy_calibrated \
-        mi_gaussian --power accuracy_calibrated=20 mi_gaussian=20
+        mi_readout --power accuracy_calibrated=20 mi_readout=20
     python scripts/regenerate_results.py decompositions RUN_DIR ... --out DIR
     python scripts/regenerate_results.py readme
 
@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 
 PARTS = Path("runs/.regen/parts")
+#: the figures a curves report writes (an earlier report's are removed from OUT before the copy)
+FIGURES = ("answer_*.png", "curves_*.png", "gains_*.png", "shapley_*.png", "layer_graph.*")
 
 
 def _commit() -> str:
@@ -118,12 +120,16 @@ def curve_parts(args) -> None:
     merged = dict(docs[args.objectives[0]])
     merged["objectives"] = {o: d["objectives"][o] for o, d in docs.items()}
     merged["timings_s"] = {o: d["timings_s"].get(o) for o, d in docs.items()}
+    # one number when every part ran the same power replicates (what curves_markdown prints),
+    # else one per objective
+    per_obj = {o: power.get(o, 0) for o in args.objectives}
     merged["settings"] = {**merged["settings"], "objective": list(args.objectives),
-                          "power_replicates": {o: power.get(o, 0) for o in args.objectives}}
+                          "power_replicates": (per_obj[args.objectives[0]]
+                                               if len(set(per_obj.values())) == 1 else per_obj)}
     # the report folder moves from the part to OUT: the run folder relative to OUT
     merged["run"]["dir"] = os.path.relpath(Path(root).resolve(), out.resolve())
     out.mkdir(parents=True, exist_ok=True)
-    for pattern in ("curves_*.png", "gains_*.png", "shapley_*.png", "layer_graph.*"):
+    for pattern in FIGURES:
         for stale in out.glob(pattern):   # figures of an earlier report, not of these parts
             stale.unlink()
     for d in (parts_root / o for o in args.objectives):

@@ -57,13 +57,14 @@ stage_extract() {
 }
 
 PY="python scripts/regenerate_results.py"
-OBJ4=(accuracy_calibrated cross_entropy_calibrated accuracy)
+OBJ4=(accuracy_calibrated mi_readout accuracy)
 
-curves_block() {  # both block runs, all three objectives; extra arguments go to every call
+curves_block() {  # both block runs, all three objectives (the first, calibrated accuracy, also carries
+  # selection, greedy stability and the layer graph); extra arguments go to every call
   $NICE $PY curves runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20 "$@"
+    --power accuracy_calibrated=20 mi_readout=20 accuracy=20 "$@"
   $NICE $PY curves runs/stories260k-sst2-block $RES/stories260k-sst2-block --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 cross_entropy_calibrated=20 accuracy=20 "$@"
+    --power accuracy_calibrated=20 mi_readout=20 accuracy=20 "$@"
 }
 
 stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples;

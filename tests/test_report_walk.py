@@ -157,10 +157,32 @@ def test_small_run_documents(small_run, name):
 
 # ------------------------------------------------------------------------ committed results
 
-COMMITTED = sorted(p.relative_to(ROOT).as_posix()
-                   for p in (ROOT / "docs" / "results").rglob("report*.json"))
+#: committed curves reports still in the schema before the verdict records (intervals of the
+#: old inference blocks without their estimate, information without units): expected to fail,
+#: strictly — a listed report that passes fails the suite, so the list stays exact
+OLD_SCHEMA = re.compile(r"^docs/results/(smollm2-135m-sst2-head(-calibrated)?/report\.json"
+                        r"|zoo/[^/]+/curves/report\.json)$")
 #: the curves report's parts of a committed report (objectives, selection)
 CURVES_PARTS = re.compile(r"^(\[\d+\])?/(objectives|selection)/")
+
+
+class CurvesPartFindings(AssertionError):
+    """Findings inside the curves report's parts (the only ones an old-schema report may have)."""
+
+
+COMMITTED = [pytest.param(name, marks=pytest.mark.xfail(
+                 strict=True, raises=CurvesPartFindings,
+                 reason="curves report in the schema before the verdict records"))
+             if OLD_SCHEMA.match(name) else name
+             for name in sorted(p.relative_to(ROOT).as_posix()
+                                for p in (ROOT / "docs" / "results").rglob("report*.json"))]
+
+
+def test_old_schema_list_names_committed_reports():
+    """Every pattern of the list still matches a committed report (no stale entry)."""
+    names = [c.values[0] if hasattr(c, "values") else c for c in COMMITTED]
+    listed = [n for n in names if OLD_SCHEMA.match(n)]
+    assert any("/zoo/" in n for n in listed) and any("-head" in n for n in listed), listed
 
 
 @pytest.mark.parametrize("name", COMMITTED)
@@ -173,5 +195,5 @@ def test_committed_reports(name):
     if found:
         kinds = sorted({(k, re.sub(r"\[\d+\]|/objectives/[^/]+", "", i["path"]).rsplit("/", 1)[-1]
                          or "/") for k, i in found})
-        pytest.xfail(f"the curves report's parts ({len(found)} findings: {kinds[:12]}) are "
-                     "regenerated from the engine's verdict records")
+        raise CurvesPartFindings(f"{name}: {len(found)} findings in the curves report's parts: "
+                                 f"{kinds[:12]}")

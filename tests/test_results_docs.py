@@ -9,6 +9,7 @@ from the JSON beside it (``infodiv.reports.markdown.fill_numbers``; regenerate w
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -55,24 +56,56 @@ def test_fill_numbers_tracks_the_json(tmp_path):
 
 
 BLOCKS = ("smollm2-135m-sst2-block", "stories260k-sst2-block")
+#: what scripts/regenerate_results.sh computes for the block runs (OBJ4, B = K = 200, power 20)
+BLOCK_OBJECTIVES = ["accuracy_calibrated", "mi_readout", "accuracy"]
+CURVE_CLAIMS = {"diminishing_returns", "dr_mean_difference_positive", "violations",
+                "diversity_effect"}
+
+
+def _bits_ceiling(doc) -> float:
+    """log2 C: no information about a C-class label exceeds it (H(Y) <= log2 C)."""
+    return math.log2(doc["run"]["C"]) + 1e-12
 
 
 @pytest.mark.parametrize("folder", BLOCKS)
-def test_block_reports_carry_the_added_verdicts(folder):
-    """Every block objective has the diversity-effect verdict with its power and false-positive
-    rate, the selection section its two verdicts, and each part's regeneration record says which
-    commit added them (scripts/regenerate_results.sh stage ``verdicts``)."""
+def test_block_reports_carry_every_verdict_record(folder):
+    """Each block report holds, for calibrated accuracy, mi_readout and raw accuracy, the four
+    curve verdict records at B = K = 200 with power and shuffled-label rate over 20 surrogates
+    each, the selection's two records, and regeneration.json the CPU seconds of every part."""
     doc = json.loads((RESULTS / folder / "report.json").read_text())
     parts = json.loads((RESULTS / folder / "regeneration.json").read_text())["parts"]
+    assert doc["settings"]["objective"] == BLOCK_OBJECTIVES
+    assert list(doc["objectives"]) == BLOCK_OBJECTIVES
     for obj, entry in doc["objectives"].items():
-        verdict = entry["report"]["verdicts"]["diversity_effect"]
-        assert 0 <= verdict["power"]["rate"] <= 1 and 0 <= verdict["false_positive"]["rate"] <= 1
-        assert parts[obj]["added_verdicts"]["names"] == ["diversity_effect"], obj
+        assert "point" in entry and set(entry["verdicts"]) == CURVE_CLAIMS, obj
+        for name, v in entry["verdicts"].items():
+            assert v["objective"] == obj and v["units"], (obj, name)
+            assert v["n_bootstrap"] == 200 and v["n_permutations"] == 200, (obj, name)
+            for rate in (v["power"], v["false_positive"]):
+                assert rate["n"] == 20 and 0 <= rate["rate"] <= 1, (obj, name)
+        assert parts[obj]["power_replicates"] == 20 and parts[obj]["cpu_s"] > 0, obj
     verdicts = doc["selection"]["inference"]["verdicts"]
     assert set(verdicts) == {"greedy_beats_random", "greedy_beats_prefix"}
     assert all(0 <= v["power"]["rate"] <= 1 for v in verdicts.values())
-    first = doc["settings"]["objective"][0]
-    assert parts[first]["added_selection"]["commit"]
+    assert doc["selection"]["objective"] == BLOCK_OBJECTIVES[0]
+
+
+@pytest.mark.parametrize("folder", BLOCKS)
+def test_block_information_is_usable_information_in_bits(folder):
+    """The pages' information about the label is mi_readout: bits, every curve value, band and
+    verdict estimate at most log2 C, f(empty) = 0, and f(all) the answer figure's last point;
+    no Gaussian information objective is left on the page."""
+    doc = json.loads((RESULTS / folder / "report.json").read_text())
+    assert not any(o.startswith("mi_") and o != "mi_readout" for o in doc["objectives"])
+    entry, top = doc["objectives"]["mi_readout"], _bits_ceiling(doc)
+    assert entry["curves"]["units"] == "bits" and entry["answer_curves"]["units"] == "bits"
+    values = [x for c in entry["curves"]["curves"].values() for x in c["values"]]
+    real = entry["answer_curves"]["real"]
+    values += [*real["mean"], *real["ci_low"], *real["ci_high"]]
+    assert values and max(values) <= top, (max(values), top)
+    assert entry["point"]["f_empty"] == pytest.approx(0.0, abs=1e-9)
+    assert entry["point"]["f_all"] == pytest.approx(real["mean"][-1], abs=1e-9)
+    assert entry["verdicts"]["diminishing_returns"]["units"] == "bits per member"
 
 
 ZOO = RESULTS / "zoo"
