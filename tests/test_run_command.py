@@ -172,6 +172,13 @@ def test_demo_small_n(smollm2_available, tmp_path, capsys):
     assert "smollm2-135m on ag_news: N=40 M=61 C=4" in out and "report: " in out
     page = (folder / "report.html").read_text()
     assert page.index("id='verdicts'") < page.index("<details")   # the answer comes first
+    from infodiv.commands.demo import CLAIMS
+
+    entry = json.loads((folder / "curves" / "report.json").read_text())["objectives"]["accuracy"]
+    # every claim of the demo is judged, or listed with the reason it cannot be on 40 rows
+    assert set(entry["verdicts"]) | set(entry["not_tested"]) == set(CLAIMS)
+    assert {"premise", "redundancy_cost"} <= set(CLAIMS) and "diminishing_returns" in entry[
+        "verdicts"]
 
 
 def test_every_model_task_pair_and_one_combined_report(tmp_path, capsys):
