@@ -120,3 +120,20 @@ def test_readme_flops_saving_sentence_matches_results():
             f"forward on 0-shot SST-2 (no shared prefix) and "
             f"{100 * (1 - fixed['extract_over_plain']):.0f} % less on 4-shot SST-2 with fixed "
             f"demonstrations ({fixed['shared_prefix_tokens']} tokens shared)") in readme
+
+
+def test_demo_and_engine_figures_match_results():
+    """The demo's wall time and the engine report's CPU seconds, as the page and the README
+    print them, recomputed from ``demo.json`` and ``inference_engine.json``."""
+    page = " ".join(PAGE.read_text().split())
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    demo = json.loads((ROOT / "benchmarks" / "results" / "demo.json").read_text())
+    engine = json.loads((ROOT / "benchmarks" / "results" / "inference_engine.json").read_text())[
+        "b200_power20_accuracy_calibrated_n872_m61"]
+    wall = f"{demo['wall_s']:.0f} s wall"
+    assert f"**{wall}** ({demo['cpu_s']:.0f} CPU s; extraction " in page
+    assert f"takes {wall} on 2 idle cores" in readme
+    assert f"load average {demo['load_average_start'][0]:.2f} at the start" in page
+    assert f"**{engine['report_cpu_s']:.0f} CPU s**" in page
+    met = "is met" if engine["meets_target"] else "is not met"
+    assert f"({engine['target_cpu_s']:.0f} CPU s), {met}." in page
