@@ -37,7 +37,7 @@ MUTATIONS = [
      'curve.extra["error_raw"] = 1.0 - order_values(raw, curve.order)',
      'curve.extra["error_raw"] = order_values(raw, curve.order)'),
     ("greedy-path curvature without its '1 -'",
-     "infodiv/submodularity.py",
+     "infodiv/curvature.py",
      "path[pos] = 1.0 - steps[pos] / single_of_step[pos]",
      "path[pos] = steps[pos] / single_of_step[pos]"),
     ("growth-law extrapolation error forced to 0",

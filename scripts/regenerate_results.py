@@ -32,6 +32,7 @@ import subprocess
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 PARTS = Path("runs/.regen/parts")
 #: the figures a curves report writes (an earlier report's are removed from OUT before the copy)
 FIGURES = ("answer_*.png", "curves_*.png", "gains_*.png", "shapley_*.png", "layer_graph.*")
@@ -128,6 +129,9 @@ def curve_parts(args) -> None:
                                                if len(set(per_obj.values())) == 1 else per_obj)}
     # the report folder moves from the part to OUT: the run folder relative to OUT
     merged["run"]["dir"] = os.path.relpath(Path(root).resolve(), out.resolve())
+    model = merged["run"].get("model")
+    if model and os.path.isabs(model):   # a model folder: named relative to the repository
+        merged["run"]["model"] = os.path.relpath(model, ROOT)
     out.mkdir(parents=True, exist_ok=True)
     for pattern in FIGURES:
         for stale in out.glob(pattern):   # figures of an earlier report, not of these parts
