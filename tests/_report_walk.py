@@ -62,8 +62,9 @@ LOW_HIGH = (("ci_low", "ci_high"), ("ci_mc_low", "ci_mc_high"),
 ARRAY_POINTS = ("values", "differences", "value", "mean")
 INFO_TERMS = ("joint", "relevancy", "redundancy", "conditional_redundancy", "h_y")
 UNIT_KEYS = ("units", "unit", "ce_units", "base")
-INFO_WORDS = re.compile(r"\bI\(|H\(Y|^relevancy|^redundancy|^conditional redundancy|information"
-                        r"|\((usable|gaussian|copula|knn)\)|cross.entropy|\bmi_", re.IGNORECASE)
+# "redundancy cost" is in the units of the objective it is measured on (accuracy: a fraction)
+INFO_WORDS = re.compile(r"\bI\(|H\(Y|^relevancy|^redundancy(?! cost)|^conditional redundancy"
+                        r"|information|\((usable|gaussian|copula|knn)\)|cross.entropy|\bmi_", re.IGNORECASE)
 PROBABILITY_WORDS = re.compile(r"P\(error|error bound|bounds \(Eq\. 12\)|Eq\. 12 bound",
                                re.IGNORECASE)
 INFO_UNITS = ("bits", "nats")

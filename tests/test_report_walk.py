@@ -124,7 +124,8 @@ def small_run(tmp_path_factory):
     assert main(["run", "--model", str(root / "llama"), "--data-dir", str(root / "data"),
                  "--out", str(root / "runs"), "--n", "48", "--n-permutations", "10",
                  "--n-bootstrap", "20", "--power-replicates", "2", "--objective", "accuracy",
-                 "mi_gaussian", "--quiet"]) == 0
+                 "mi_gaussian", "--claims", "diminishing_returns", "dr_mean_difference_positive",
+                 "violations", "diversity_effect", "premise", "redundancy_cost", "--quiet"]) == 0
     (folder,) = (root / "runs").iterdir()
     return folder
 
