@@ -64,7 +64,8 @@ INFO_TERMS = ("joint", "relevancy", "redundancy", "conditional_redundancy", "h_y
 UNIT_KEYS = ("units", "unit", "ce_units", "base")
 # "redundancy cost" is in the units of the objective it is measured on (accuracy: a fraction)
 INFO_WORDS = re.compile(r"\bI\(|H\(Y|^relevancy|^redundancy(?! cost)|^conditional redundancy"
-                        r"|information|\((usable|gaussian|copula|knn)\)|cross.entropy|\bmi_", re.IGNORECASE)
+                        r"|information|\((usable|gaussian|copula|knn)\)|cross.entropy|\bmi_",
+                        re.IGNORECASE)
 PROBABILITY_WORDS = re.compile(r"P\(error|error bound|bounds \(Eq\. 12\)|Eq\. 12 bound",
                                re.IGNORECASE)
 INFO_UNITS = ("bits", "nats")
