@@ -89,9 +89,7 @@ def figures(runs):
 
 
 #: problems of figures drawn outside this suite owner's files: (figure, problem start, reason)
-KNOWN = (("performance vs layers", "drawing leaves the canvas",
-          "model names annotated above the highest point run off the top "
-          "(infodiv/reports/crossrun.py)"),)
+KNOWN: tuple = ()
 
 
 def test_every_figure_is_readable(runs, tmp_path):

@@ -49,13 +49,18 @@ def plot_performance_vs_layers(points, path=None, *, title=None, tasks=None):
     axes = fig.subplots(1, 2)
     x = [p[1] for p in pts]
     over = f"mean over {', '.join(tasks)}" if tasks else "mean over tasks"
-    for ax, col, label in ((axes[0], 2, f"accuracy ({over})"),
+    for ax, col, label in ((axes[0], 2, f"accuracy\n({over})"),
                            (axes[1], 3, "ensemble MSE, logit space, scale=mean")):
         style = "o-" if len(set(x)) == len(x) else "o"   # no line between models of one depth
         ax.plot(x, [p[col] for p in pts], style, color="k")
-        for p in pts:
-            ax.annotate(_short(p[0], 18), (p[1], p[col]), fontsize=7, xytext=(3, 3),
-                        textcoords="offset points")
+        top, right = max(p[col] for p in pts), max(x)
+        for p in pts:   # labels stay on the canvas: below the highest point, left of the last
+            below, left = p[col] == top, p[1] == right and len(set(x)) > 1
+            ax.annotate(_short(p[0], 18), (p[1], p[col]), fontsize=7,
+                        xytext=(-3 if left else 3, -4 if below else 4),
+                        textcoords="offset points", ha="right" if left else "left",
+                        va="top" if below else "bottom")
+        ax.margins(x=0.12, y=0.18)
         ax.set_xlabel("number of layers (block executions)")
         ax.set_ylabel(label, fontsize=8)
     fig.suptitle(title or "Performance against the number of layers (Figure 6)", fontsize=9)
