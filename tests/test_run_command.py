@@ -179,6 +179,13 @@ def test_demo_small_n(smollm2_available, tmp_path, capsys):
     assert set(entry["verdicts"]) | set(entry["not_tested"]) == set(CLAIMS)
     assert {"premise", "redundancy_cost"} <= set(CLAIMS) and "diminishing_returns" in entry[
         "verdicts"]
+    # every interval of the demo's documents holds its estimate, with units (tests/_report_walk)
+    from _report_walk import walk_report
+
+    for name in ("report.json", "curves/report.json", "decompositions/decompositions.json"):
+        result = walk_report(json.loads((folder / name).read_text()))
+        assert result.checked > 10 and result.ok, (
+            name, result.summary())
 
 
 def test_every_model_task_pair_and_one_combined_report(tmp_path, capsys):
