@@ -262,19 +262,16 @@ def load_model(name_or_path, *, gguf_file=None, device="auto", dtype="auto", dev
         device = "cuda" if torch.cuda.is_available() else "cpu"
     kwargs = {"dtype": _torch_dtype(dtype, device, gguf is not None)}
     weights_sha256 = _weight_hash(target, gguf)
-    source, copy = target, None
-    if gguf is not None:   # a converted copy when there is one (extraction.gguf_cache)
-        copy = gguf_cache.cached_copy(weights_sha256)
-        source = str(copy) if copy is not None else target
-        if copy is None:
-            kwargs["gguf_file"] = gguf
+    # a GGUF is read from its converted copy when there is one (extraction.gguf_cache)
+    copy = gguf_cache.cached_copy(weights_sha256) if gguf is not None else None
+    source = str(copy) if copy is not None else target
+    from_gguf = {"gguf_file": gguf} if gguf is not None and copy is None else {}
     if device == "device_map":
         kwargs["device_map"] = "auto" if device_map is None else device_map
     try:
-        tokenizer = AutoTokenizer.from_pretrained(
-            source, **({"gguf_file": gguf} if gguf and copy is None else {}))
-        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
-        if gguf is not None and copy is None:
+        tokenizer = AutoTokenizer.from_pretrained(source, **from_gguf)
+        model = AutoModelForCausalLM.from_pretrained(source, **kwargs, **from_gguf)
+        if from_gguf:
             gguf_cache.write_copy(model, tokenizer, weights_sha256, gguf)
         model = apply_layer_repeats(model)
     except (ImportError, MemoryError):

@@ -19,12 +19,17 @@ from estimators.resampling import permutation_test
 __all__ = ["diversity_regression", "diversity_design", "diversity_fit"]
 
 
+def _coords(members, d: int) -> np.ndarray:
+    """The covariance's coordinates of ``members`` (d per member, member-major)."""
+    return (np.asarray(members, dtype=np.int64).reshape(-1, 1) * d + np.arange(d)).ravel()
+
+
 def _non_redundancy(cov, d, x, s):
     """1 − R² of the linear prediction of U_x from U_S (trace form) from a joint covariance."""
-    dx = np.arange(x * d, (x + 1) * d)
+    dx = _coords([x], d)
     if len(s) == 0:
         return 1.0
-    ds = (np.asarray(s)[:, None] * d + np.arange(d)).ravel()
+    ds = _coords(s, d)
     sxx, sxs, sss = cov[np.ix_(dx, dx)], cov[np.ix_(dx, ds)], cov[np.ix_(ds, ds)]
     return float(1.0 - np.trace(sxs @ _solve_psd(sss, sxs.T)) / np.trace(sxx))
 
@@ -56,8 +61,7 @@ def _chain_non_redundancy(cov, d, x, a, b) -> tuple:
     order = a + [int(m) for m in b if int(m) not in seen]
     if len(order) != len(b) or not a:
         return (_non_redundancy(cov, d, x, a) if a else None), _non_redundancy(cov, d, x, b)
-    ds = (np.asarray(order)[:, None] * d + np.arange(d)).ravel()
-    dx = np.arange(x * d, (x + 1) * d)
+    ds, dx = _coords(order, d), _coords([x], d)
     sss = cov[np.ix_(ds, ds)]
     chol, info = lapack.dpotrf(sss, lower=1, clean=1)
     if info == 0:

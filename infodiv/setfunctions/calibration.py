@@ -195,16 +195,16 @@ def _prior_step(zs, szy, counts, a, off):
     s = zs.sum(axis=2)                                   # [K, C]
     mean_z = np.matmul(pi, zs)                           # [K, n]: Σ_j π_j z_ij
     ps = s @ pi                                          # [K]
+    second = np.einsum("j,kjn,kjn->k", pi, zs, zs)     # Σ_i Σ_j π_j z_ij²
     h = np.empty((k, c, c))
-    h[:, 0, 0] = np.einsum("j,kjn,kjn->k", pi, zs, zs) - np.einsum("kn,kn->k", mean_z, mean_z)
+    h[:, 0, 0] = second - np.einsum("kn,kn->k", mean_z, mean_z)
     h[:, 0, 1:] = pi[1:] * (s[:, 1:] - ps[:, None])
     h[:, 1:, 0] = h[:, 0, 1:]
     h[:, 1:, 1:] = n * (np.diag(pi[1:]) - np.outer(pi[1:], pi[1:]))
     g = np.zeros((k, c))
     g[:, 0] = ps - szy
     with np.errstate(all="ignore"):
-        ok = h[:, 0, 0] > 1e-12 * np.maximum(np.abs(np.einsum("j,kjn,kjn->k", pi, zs, zs)),
-                                              np.finfo(float).tiny)
+        ok = h[:, 0, 0] > 1e-12 * np.maximum(np.abs(second), np.finfo(float).tiny)
         step = np.zeros((k, c))
         if ok.any():
             step[ok] = -np.linalg.solve(h[ok], g[ok, :, None])[..., 0]
