@@ -9,8 +9,7 @@ of I(U_S;Y) diminish by construction).
 
 from __future__ import annotations
 
-from ..inference.claim import Claim
-from ._cases import MATCHED_CASES, three_part
+from ._cases import scalar_claim
 from ._chains import order_samples
 
 __all__ = ["CLAIM", "slope"]
@@ -40,13 +39,12 @@ def _applies(run, design):
     return None if run.n_members >= 2 else f"needs M >= 2 members, got {run.n_members}"
 
 
-CLAIM = Claim(
+CLAIM = scalar_claim(
     name="diminishing_returns",
     theorem="Theorems 5-7 (submodularity of I(U_S;Y) under conditional independence): gains "
             "diminish as members are added",
     statistic_name="OLS slope of the random-order gain profile g(k) on k",
     statistic=slope, direction="less", surrogate="conditionally_independent",
-    matched_case=MATCHED_CASES["conditionally_independent"],
+    rule_name="g(k) slope",
     sentence="adding a member helps less the more members are already there, on average",
-    rule=three_part("g(k) slope", "less"),
     quick=quick, applies=_applies, units="{units} per member")

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inference.claim import Claim
-from ._cases import MATCHED_CASES, three_part
+from ._cases import scalar_claim
 from ._chains import chain_values, singleton_gains
 
 __all__ = ["CLAIM", "partial_r", "design_of"]
@@ -81,26 +80,20 @@ def _pair_sets(rep, design) -> list:
     return sets
 
 
-def _redundancy(run, design):
-    return {"n_copies": max(1, min(4, run.n_members // 2))}
-
-
 def _applies(run, design):
     if not hasattr(run, "u"):
         return "needs member variables (a run, not a callable set function)"
     return None if design.n_triples else "no DR chains (n_triples = 0)"
 
 
-CLAIM = Claim(
+CLAIM = scalar_claim(
     name="diversity_effect",
     theorem="the paper's diversity claim (Theorem 4 reading): a member helps more where it "
             "is less redundant with the set",
     statistic_name="partial r of rho_x(S) and x's linear non-redundancy with S given "
                    "rho_x(empty) and |S|",
     statistic=partial_r, direction="greater", surrogate="planted_redundancy",
-    matched_case=MATCHED_CASES["planted_redundancy"],
+    rule_name="diversity regression beta > 0, tested on its partial r (same sign)",
     sentence="a member's gain grows with how little of it the set already explains",
-    rule=three_part("diversity regression beta > 0, tested on its partial r (same sign)",
-                    "greater"),
-    quick=quick, surrogate_kwargs=_redundancy, applies=_applies,
+    quick=quick, applies=_applies,
     units="dimensionless (partial correlation)")

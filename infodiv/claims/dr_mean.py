@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inference.claim import Claim
-from ._cases import MATCHED_CASES, three_part
+from ._cases import scalar_claim
 from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "mean_difference"]
@@ -30,13 +29,12 @@ def quick(rep, rng, n_bootstrap) -> dict:
     return {"value": float(d.mean()), "ci": tuple(np.percentile(boot, [2.5, 97.5]))}
 
 
-CLAIM = Claim(
+CLAIM = scalar_claim(
     name="dr_mean_difference_positive",
     theorem="submodularity on nested sets: rho_x(A) >= rho_x(B) for A in B, x not in B",
     statistic_name="mean over the DR chains of rho_x(A) - rho_x(B)",
     statistic=mean_difference, direction="greater", surrogate="conditionally_independent",
-    matched_case=MATCHED_CASES["conditionally_independent"],
+    rule_name="mean rho_x(A) - rho_x(B)",
     sentence="a member adds more to a smaller set than to a larger one containing it, on "
              "average over nested chains",
-    rule=three_part("mean rho_x(A) - rho_x(B)", "greater"),
     quick=quick, applies=needs_chains)

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inference.claim import Claim
-from ._cases import MATCHED_CASES, three_part
+from ._cases import scalar_claim
 from ._chains import order_samples, orders
 from ._control import control_fits, needs_members
-from .diversity_effect import _redundancy  # the same planted case in one run
 
 __all__ = ["CLAIM", "slope_difference"]
 
@@ -62,15 +60,14 @@ def _applies(run, design):
     return reason
 
 
-CLAIM = Claim(
+CLAIM = scalar_claim(
     name="gains_vs_control",
     theorem="Theorem 7 (diminishing returns because of redundancy): the gain profile against "
             "the members' conditionally independent control",
     statistic_name="OLS slope of g(k) of the real members minus that of the conditionally "
                    "independent control (same random orders)",
     statistic=slope_difference, direction="less", surrogate="planted_redundancy",
-    matched_case=MATCHED_CASES["planted_redundancy"],
+    rule_name="slope difference",
     sentence="gains diminish faster than they would for the same members made conditionally "
              "independent: the extra diminishing is redundancy, not the ceiling",
-    rule=three_part("slope difference", "less"),
-    quick=quick, surrogate_kwargs=_redundancy, applies=_applies, units="{units} per member")
+    quick=quick, applies=_applies, units="{units} per member")

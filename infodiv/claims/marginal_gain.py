@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inference.claim import Claim
-from ._cases import MATCHED_CASES, three_part
+from ._cases import scalar_claim
 from ._chains import chain_values, singleton_gains
 from ._control import needs_members
-from .diversity_effect import _redundancy  # the same planted case in one run
 
 __all__ = ["CLAIM", "MAX_PAIRS", "pairs_of", "redundancies", "partial_r"]
 
@@ -119,16 +117,15 @@ def _applies(run, design):
     return reason or (None if design.n_triples else "no DR chains (n_triples = 0)")
 
 
-CLAIM = Claim(
+CLAIM = scalar_claim(
     name="marginal_gain_redundancy",
     theorem="Theorem 7 (diminishing returns because of redundancy): a member's marginal gain "
             "against its measured redundancy with the set, I(x;Y) - I(x;Y|U_S)",
     statistic_name="partial r of rho_x(S) and x's redundancy with S (usable-information "
                    "chain rule, LDA probe on summed logits) given rho_x(empty) and |S|",
     statistic=partial_r, direction="less", surrogate="planted_redundancy",
-    matched_case=MATCHED_CASES["planted_redundancy"],
+    rule_name="partial r",
     sentence="a member gains less where it is more redundant with the set (its information "
              "about the label already held by the set)",
-    rule=three_part("partial r", "less"),
-    quick=quick, surrogate_kwargs=_redundancy, applies=_applies,
+    quick=quick, applies=_applies,
     units="dimensionless (partial correlation)")

@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import redundancy_copies
 from ._control import needs_members
-from .diversity_effect import _redundancy  # the same planted case in one run
 
 __all__ = ["CLAIM", "within_class_dependence", "label_signal", "dependence_test", "decide",
            "N_WITHIN"]
@@ -148,5 +148,5 @@ CLAIM = Claim(
     rule="within-class permutation p < {alpha} (members permuted independently within each "
          "class: the premise made true), excess > 0, and the members' label signal beyond its "
          "label-permutation null (p < {alpha})",
-    quick=quick, decide=decide, surrogate_kwargs=_redundancy, applies=needs_members,
+    quick=quick, decide=decide, surrogate_kwargs=redundancy_copies, applies=needs_members,
     units="dimensionless (squared correlation)")

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inference.claim import Claim
-from ._cases import MATCHED_CASES, three_part
+from ._cases import scalar_claim
 from ._control import control_fits, needs_members
-from .diversity_effect import _redundancy  # the same planted case in one run
 
 __all__ = ["CLAIM", "gap"]
 
@@ -47,15 +45,14 @@ def quick(rep, rng, n_bootstrap) -> dict:
     return {"value": float(d.mean()), "ci": (float(lo), float(hi))}
 
 
-CLAIM = Claim(
+CLAIM = scalar_claim(
     name="redundancy_cost",
     theorem="Theorem 7 (redundancy): f(all) against the members' conditionally independent "
             "control (each member permuted within its class)",
     statistic_name="f(all) of the conditionally independent control minus f(all) of the real "
                    "members (utility units; mean of several within-class permutations)",
     statistic=gap, direction="greater", surrogate="planted_redundancy",
-    matched_case=MATCHED_CASES["planted_redundancy"],
+    rule_name="gap",
     sentence="the members' dependence given the label costs the ensemble: the same members "
              "made conditionally independent reach more",
-    rule=three_part("gap", "greater"),
-    quick=quick, surrogate_kwargs=_redundancy, applies=needs_members)
+    quick=quick, applies=needs_members)

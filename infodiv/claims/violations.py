@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inference.claim import Claim
-from ._cases import MATCHED_CASES
+from ._cases import matched_claim
 from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "decide"]
@@ -46,21 +45,14 @@ def decide(value, se, null, alpha) -> tuple[bool, dict]:
                   "estimate_meaning": "fraction of chains significant (family-wise)"}}
 
 
-def _planted(run, design):
-    from ..inference.surrogates import planted_style
-
-    return {"style": planted_style(design.objective)}
-
-
-CLAIM = Claim(
+CLAIM = matched_claim(
     name="violations",
     theorem="submodularity (Theorems 5-7): no nested chain whose gain grows",
     statistic_name="per-chain rho_x(A) - rho_x(B) (estimate: fraction of chains significant)",
     statistic=differences, direction="less", surrogate="planted_synergy",
-    matched_case=MATCHED_CASES["planted_synergy"],
     sentence="some member adds more to a larger set than to a smaller one inside it: the "
              "objective is not submodular on this run",
     rule="some triple's null-corrected difference significantly < 0 by the step-down min-z "
          "label-permutation test over triples (family-wise error <= {alpha})",
-    quick=quick, decide=decide, surrogate_kwargs=_planted, applies=needs_chains,
+    quick=quick, decide=decide, applies=needs_chains,
     units="fraction of chains")
