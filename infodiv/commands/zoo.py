@@ -30,8 +30,37 @@ power, per model cached in ``<root>/analysis/`` (a rerun reuses them and says so
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
+
+#: ``--task hops`` options: the :class:`~infodiv.zoo.hops.HopsTask` field each one sets, with
+#: its help (:func:`_add_fields`)
+HOPS_OPTIONS = {
+    "hops": "with --task hops: K (held-out hops)",
+    "min_hops": "with --task hops: fewest hops of a training example (uniform mixture on "
+                "[--min-hops, --hops]; equal to --hops: no mixture)",
+    "symbols": "with --task hops: symbol pool",
+    "queries": "with --task hops: questions per training sequence, each answer supervised (1: "
+               "only the last)",
+    "next_frac": "with --task hops: fraction of the earlier questions that are one-hop lookups "
+                 "'> x' (answer: the successor of x)",
+    "n_heldout": "with --task hops: held-out examples",
+    "heldout_seed": "with --task hops: seed of the held-out draw",
+}
+#: ``zoo depth-report`` options: the :class:`~infodiv.zoo.depth_analysis.DepthSettings` field
+#: each one sets, with its help
+DEPTH_OPTIONS = {
+    "n_bootstrap": "B example resamples of the claims (everything refitted)",
+    "n_permutations": "K label permutations of the claims' null (>= 39)",
+    "n_power": "surrogates of each kind for power and shuffled-label rates (0 skips)",
+    "n_orders": "random member orders per replicate",
+    "n_triples": "nested chains of the DR claims",
+    "report_resamples": "B = K of the Theorem 8 report",
+    "resamples": "example resamples shared by the models of a root (intervals across models)",
+    "objective": "set function of the claims",
+    "random_state": "random_state of every resampling",
+}
 
 
 def _shard(text: str):
@@ -42,6 +71,30 @@ def _shard(text: str):
     if not 0 <= k < n:
         raise argparse.ArgumentTypeError(f"--shard K/N needs 0 <= K < N, got {text!r}")
     return k, n
+
+
+def _add_fields(p, record, options: dict, flags: dict | None = None) -> None:
+    """One option per field of the settings dataclass ``record`` named in ``options`` (field
+    -> help): ``--field-name`` (``flags`` may name it otherwise), with the field's default and
+    its type, stored under the field's name (:func:`_fields`)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(record)}
+    for name, text in options.items():
+        flag = (flags or {}).get(name, "--" + name.replace("_", "-"))
+        p.add_argument(flag, dest=name, metavar=flag[2:].replace("-", "_").upper(),
+                       type=type(defaults[name]), default=defaults[name], help=text)
+
+
+def _fields(args, record, options: dict):
+    """The ``record`` of the options :func:`_add_fields` added for ``options``."""
+    return record(**{name: getattr(args, name) for name in options})
+
+
+def _add_count(p, flag: str, default: int, text: str) -> None:
+    """A count of resamples, permutations or surrogates where 0 skips what it counts: a
+    non-negative integer (refused when parsed otherwise)."""
+    from infodiv.commands.preflight import nonneg_int
+
+    p.add_argument(flag, type=nonneg_int, default=default, help=f"{text} (0 skips)")
 
 
 def _add_schedule(p, *, steps, batch_size, lr, warmup, checkpoint_every) -> None:
@@ -65,6 +118,8 @@ def _schedule(args, **extra):
 
 
 def _configure_train(p) -> None:
+    from infodiv.zoo.hops import HopsTask
+
     p.add_argument("--root", type=Path, default=Path("runs/zoo"), help="zoo folder")
     p.add_argument("--depths", type=int, nargs="*", default=[1, 2, 4, 8])
     p.add_argument("--shared-depths", type=int, nargs="*", default=[1, 2, 4])
@@ -80,21 +135,7 @@ def _configure_train(p) -> None:
                    help="context / prompt truncation (default 64; hops: the K-hop prompt)")
     p.add_argument("--task", choices=("ag_news", "hops"), default="ag_news",
                    help="training task: AG News rows, or generated K-hop pointer chasing")
-    p.add_argument("--hops", type=int, default=4, help="with --task hops: K (held-out hops)")
-    p.add_argument("--min-hops", type=int, default=1,
-                   help="with --task hops: fewest hops of a training example (uniform mixture "
-                        "on [--min-hops, --hops]; equal to --hops: no mixture)")
-    p.add_argument("--symbols", type=int, default=64, help="with --task hops: symbol pool")
-    p.add_argument("--queries", type=int, default=8,
-                   help="with --task hops: questions per training sequence, each answer "
-                        "supervised (1: only the last)")
-    p.add_argument("--next-frac", type=float, default=0.5,
-                   help="with --task hops: fraction of the earlier questions that are one-hop "
-                        "lookups '> x' (answer: the successor of x)")
-    p.add_argument("--n-heldout", type=int, default=2000,
-                   help="with --task hops: held-out examples")
-    p.add_argument("--heldout-seed", type=int, default=12345,
-                   help="with --task hops: seed of the held-out draw")
+    _add_fields(p, HopsTask, HOPS_OPTIONS)
     _add_schedule(p, steps=600, batch_size=32, lr=2e-3, warmup=30, checkpoint_every=50)
     p.add_argument("--lm-weight", type=float, default=0.0,
                    help="weight of the next-token loss on the prompt (default 0: answer only)")
@@ -130,25 +171,22 @@ def _configure_report(p) -> None:
     p.add_argument("--out", type=Path, default=Path("docs/results/zoo"))
     p.add_argument("--analyses", nargs="*", default=["decompose", "curves"],
                    choices=("decompose", "curves"), help="toolkit reports per model")
-    p.add_argument("--curves-inference", type=int, default=200,
-                   help="example resamples B = label permutations K of the curve inference "
-                        "of the accuracy objective (two-level bootstrap + null of every curve "
-                        "statistic; 0 skips)")
-    p.add_argument("--curves-power", type=int, default=20,
-                   help="surrogates per kind for the power of the accuracy curve verdicts "
-                        "(0 skips)")
+    _add_count(p, "--curves-inference", 200,
+               "example resamples B = label permutations K of the curve inference of the "
+               "accuracy objective: two-level bootstrap and null of every curve statistic")
+    _add_count(p, "--curves-power", 20,
+               "surrogates per kind for the power of the accuracy curve verdicts")
     p.add_argument("--curves-secondary", type=int, nargs=2, default=[50, 10],
                    metavar=("B", "POWER"),
                    help="curve inference B = K and power surrogates of each kind of the "
                         "Gaussian I(U_S;Y) objective")
-    p.add_argument("--resamples", type=int, default=100,
-                   help="stratified example resamples shared by every model (intervals over "
-                        "examples and seeds; 0 skips)")
-    p.add_argument("--probe-null", type=int, default=50,
-                   help="label permutations of the probe bound on I(U;Y) (0 skips)")
-    p.add_argument("--information-null", type=int, default=5,
-                   help="label permutations inside every shared resample for the "
-                        "null-corrected Gaussian information terms across depth (0 skips)")
+    _add_count(p, "--resamples", 100,
+               "stratified example resamples shared by every model, for the intervals over "
+               "examples and seeds")
+    _add_count(p, "--probe-null", 50, "label permutations of the probe bound on I(U;Y)")
+    _add_count(p, "--information-null", 5,
+               "label permutations inside every shared resample for the null-corrected "
+               "Gaussian information terms across depth")
     p.add_argument("--reduced", nargs="*", default=[],
                    help="model-name substrings whose inference runs at --reduced-size "
                         "resamples/permutations (CPU budget of the M = 61 model)")
@@ -176,27 +214,14 @@ def _configure_report(p) -> None:
 
 
 def _configure_depth_report(p) -> None:
+    from infodiv.zoo.depth_analysis import DepthSettings
+
     p.add_argument("roots", type=Path, nargs="+",
                    help="depth roots written by 'infodiv zoo train --task hops' "
                         "(e.g. runs/depth/k2 runs/depth/k1)")
     p.add_argument("--out", type=Path, default=Path("docs/results/depth"),
                    help="folder of summary.json, README.md and the figures")
-    p.add_argument("--n-bootstrap", type=int, default=100,
-                   help="B example resamples of the claims (everything refitted)")
-    p.add_argument("--n-permutations", type=int, default=99,
-                   help="K label permutations of the claims' null (>= 39)")
-    p.add_argument("--n-power", type=int, default=20,
-                   help="surrogates of each kind for power and shuffled-label rates (0 skips)")
-    p.add_argument("--n-orders", type=int, default=10, help="random member orders per replicate")
-    p.add_argument("--n-triples", type=int, default=30, help="nested chains of the DR claims")
-    p.add_argument("--report-resamples", type=int, default=20,
-                   help="B = K of the Theorem 8 report")
-    p.add_argument("--resamples", type=int, default=100,
-                   help="example resamples shared by the models of a root (intervals across "
-                        "models)")
-    p.add_argument("--objective", default="accuracy_calibrated",
-                   help="set function of the claims")
-    p.add_argument("--seed", type=int, default=0, help="random_state of every resampling")
+    _add_fields(p, DepthSettings, DEPTH_OPTIONS, flags={"random_state": "--seed"})
     p.add_argument("--depths", type=int, nargs="*", default=[8, 6, 4, 3, 2, 1],
                    help="planned unshared depths (listed as not started until they exist)")
     p.add_argument("--shared-depths", type=int, nargs="*", default=[4, 2],
@@ -227,10 +252,7 @@ def _train(args) -> int:
     if args.task == "hops":
         from infodiv.zoo.hops import HopsTask, train_len
 
-        hops = HopsTask(hops=args.hops, min_hops=args.min_hops, symbols=args.symbols,
-                        queries=args.queries, next_frac=args.next_frac,
-                        n_heldout=args.n_heldout,
-                        heldout_seed=args.heldout_seed)
+        hops = _fields(args, HopsTask, HOPS_OPTIONS)
     max_len = args.max_len or (64 if hops is None else train_len(hops))
     common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=max_len,
                   init_std=args.init_std)
@@ -302,11 +324,7 @@ def _depth_report(args) -> int:
     from infodiv.zoo.depth_analysis import DepthSettings
     from infodiv.zoo.depth_report import report_depth
 
-    settings = DepthSettings(n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
-                             n_power=args.n_power, n_orders=args.n_orders,
-                             n_triples=args.n_triples, report_resamples=args.report_resamples,
-                             resamples=args.resamples, objective=args.objective,
-                             random_state=args.seed)
+    settings = _fields(args, DepthSettings, DEPTH_OPTIONS)
     planned = {"depths": tuple(args.depths), "shared_depths": tuple(args.shared_depths),
                "seeds": tuple(args.seeds), "width": args.width}
     summary = report_depth(args.roots, args.out, settings, planned=planned,

@@ -29,8 +29,8 @@ from estimators.validation import check_seed_sequence
 
 from .replicates import run_replicates, stack
 
-__all__ = ["Estimate", "BootstrapResult", "two_level_bootstrap", "percentile_interval",
-           "p_nonnegative", "p_negative_normal"]
+__all__ = ["Estimate", "BootstrapResult", "ByStatistic", "two_level_bootstrap",
+           "percentile_interval", "p_nonnegative", "p_negative_normal"]
 
 
 def percentile_interval(dist, confidence: float = 0.95):
@@ -113,20 +113,29 @@ class Estimate:
                                               "examples fixed)"}
 
 
+class ByStatistic:
+    """A result over every statistic of a pipeline: ``result[name]`` and ``name in result``
+    read the per-statistic mapping the subclass names in ``BY_NAME``."""
+
+    BY_NAME = ""
+
+    def __getitem__(self, name):
+        return getattr(self, self.BY_NAME)[name]
+
+    def __contains__(self, name) -> bool:
+        return name in getattr(self, self.BY_NAME)
+
+
 @dataclass
-class BootstrapResult:
+class BootstrapResult(ByStatistic):
     """Estimates by statistic name plus the raw replicates."""
+
+    BY_NAME = "estimates"
 
     estimates: dict
     n_bootstrap: int
     n_mc: int
     errors: list
-
-    def __getitem__(self, name) -> Estimate:
-        return self.estimates[name]
-
-    def __contains__(self, name) -> bool:
-        return name in self.estimates
 
     def to_dict(self) -> dict:
         return {"n_bootstrap": self.n_bootstrap, "n_mc": self.n_mc,

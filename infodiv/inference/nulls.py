@@ -27,7 +27,7 @@ import numpy as np
 
 from estimators.validation import check_seed_sequence
 
-from .bootstrap import BootstrapResult, percentile_interval, two_level_bootstrap
+from .bootstrap import BootstrapResult, ByStatistic, percentile_interval, two_level_bootstrap
 from .replicates import run_replicates, stack
 
 __all__ = ["NullSummary", "NullResult", "permutation_null", "null_corrected", "infer",
@@ -73,16 +73,14 @@ class NullSummary:
 
 
 @dataclass
-class NullResult:
+class NullResult(ByStatistic):
+    """Label-permutation nulls by statistic name plus the failed replicates' errors."""
+
+    BY_NAME = "nulls"
+
     nulls: dict
     n_permutations: int
     errors: list
-
-    def __getitem__(self, name) -> NullSummary:
-        return self.nulls[name]
-
-    def __contains__(self, name) -> bool:
-        return name in self.nulls
 
     def to_dict(self) -> dict:
         return {"n_permutations": self.n_permutations, "n_failed": len(self.errors),
