@@ -89,7 +89,7 @@ def test_batched_fit_equals_single_fits_and_warm_starts():
             a1, o1 = fit_calibration(z[k:k + 1], y)
             assert abs(a1[0] - a[k]) <= 1e-9 * max(1.0, abs(a[k]))
             assert np.abs(o1[0] - off[k]).max() <= 1e-9 * max(1.0, np.abs(off[k]).max())
-        # warm starts (their first step is taken in float32), near and far, in any chunking
+        # warm starts, near and far, in any chunking
         for init in ((a[::-1] + 0.1, off[::-1]), (a + 1e-3, off - 1e-3), (-3 * a, off + 5)):
             a2, o2, info = fit_calibration(z, y, init=init, chunk_elements=1, return_info=True)
             assert info["converged"].all()
