@@ -13,6 +13,10 @@ replicates and scaled to the report's B + K + Monte-Carlo replicates
 (``baseline_report_cpu_s_estimated``); both replicates give the same statistics (checked).
 ``ratio_bootstrap_and_null_over_baseline`` compares the engine's bootstrap and null (the
 verdicts without power) with it, ``ratio_report_over_baseline`` the whole report.
+``verdicts_cpu_s`` and ``selection_cpu_s`` are the engine's CPU seconds of the curve claims and
+of the selection claims (bootstrap and null, power); ``selection_replicate_cpu_s`` is one
+replicate of the selection claims (two held-out greedy searches and 50 random orders on halves
+of the rows), timed like the baseline.
 
 The target: the full report of the SmolLM2 block run's shape (61 members, 872 prompts, C = 2,
 calibrated accuracy about 0.64; synthetic, :func:`infodiv.inference.dependent_ensemble`, or a
@@ -41,7 +45,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from infodiv.claims import CURVE_CLAIMS, get_claims
+from infodiv.claims import CURVE_CLAIMS, SELECTION_CLAIMS, get_claims
 from infodiv.inference.claim import Design
 from infodiv.inference.engine import ClaimStatistics
 from infodiv.inference.synthetic import dependent_ensemble
@@ -104,6 +108,9 @@ def main(argv=None) -> int:
     with threadpool_limits(1):
         batched, out_b = replicate_cpu(ClaimStatistics(claims, design), run, args.repeats)
         per_set, out_p = replicate_cpu(PerSetStatistics(claims, design), run, args.repeats)
+        selection, _ = replicate_cpu(ClaimStatistics(
+            get_claims(SELECTION_CLAIMS), Design(args.objective, {"ridge": settings.ridge},
+                                                 n_random=50)), run, args.repeats)
         with tempfile.TemporaryDirectory() as tmp:
             t0, c0 = time.perf_counter(), time.process_time()
             doc = curves_report(run, tmp, settings, log=lambda *a: None)
@@ -124,6 +131,8 @@ def main(argv=None) -> int:
                 "n_examples": run.n_examples, "n_members": run.n_members},
         "report_cpu_s": cpu, "report_wall_s": wall,
         "verdicts_cpu_s": entry["cpu_s"],
+        "selection_cpu_s": (doc.get("selection", {}).get("inference") or {}).get("cpu_s"),
+        "selection_replicate_cpu_s": selection,
         "replicate_cpu_s": batched, "baseline_replicate_cpu_s": per_set,
         "baseline_same_statistics": same_statistics(out_b, out_p),
         "n_replicates": n_replicates,

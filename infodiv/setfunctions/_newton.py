@@ -168,7 +168,12 @@ def _setup(z, y, counts, a, off, cold, zs, szy, scale0, span):
             _prior(zs[p], szy[p], counts, a, off, p, h, g, m, step)
 
 
-@njit(cache=True)
+#: sums over examples may be reordered (vectorised reductions): the iterates change at the
+#: level of rounding, the convergence test stays exact float64 at the returned point
+_FAST = {"reassoc", "contract", "arcp", "nsz"}
+
+
+@njit(cache=True, fastmath=_FAST)
 def _logits(zs, rows, ta, to, e, mx):
     """For the problems ``rows``: t_ij = ta·zs_ij + to_j − max_j to_j, its per-example maximum
     into ``mx`` and t − mx (≤ 0, exponentiated next) into ``e``."""
@@ -178,58 +183,69 @@ def _logits(zs, rows, ta, to, e, mx):
         om = to[p, 0]
         for j in range(1, c):
             om = max(om, to[p, j])
-        for i in range(n):
-            best = -np.inf
-            for j in range(c):
-                v = ta[p] * zs[p, j, i] + (to[p, j] - om)
-                e[r, j, i] = v
-                if v > best:
-                    best = v
-            mx[r, i] = best
-            for j in range(c):
-                e[r, j, i] -= best
+        slope = ta[p]
+        for j in range(c):
+            cm = to[p, j] - om
+            for i in range(n):
+                e[r, j, i] = slope * zs[p, j, i] + cm
+        mx[r, :] = e[r, 0, :]
+        for j in range(1, c):
+            for i in range(n):
+                mx[r, i] = max(mx[r, i], e[r, j, i])
+        for j in range(c):
+            for i in range(n):
+                e[r, j, i] -= mx[r, i]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FAST)
 def _sums(e, s, nrows):
-    _, c, n = e.shape
+    _, c, _ = e.shape
     for r in range(nrows):
-        for i in range(n):
-            acc = 0.0
-            for j in range(c):
-                acc += e[r, j, i]
-            s[r, i] = acc
+        s[r, :] = e[r, 0, :]
+        for j in range(1, c):
+            s[r, :] += e[r, j, :]
 
 
-@njit(cache=True)
-def _terms(zs, y, szy, counts, p, a, off, e, s, logs, mx, r, g, h):
+@njit(cache=True, fastmath=_FAST)
+def _terms(zs, y, szy, counts, p, a, off, e, s, logs, mx, r, g, h, inv, mz):
     """Mean cross-entropy of softmax(a·zs_p + off) → returned, its gradient into ``g`` [C]
     (g[0] = ∂/∂a, g[j] = ∂/∂c_j) and Hessian into ``h`` [C, C], from row ``r`` of
-    e = exp(t − max t), s = Σ_j e, logs = log s and mx = max t (per example)."""
+    e = exp(t − max t), s = Σ_j e, logs = log s and mx = max t (per example); ``inv``,
+    ``mz`` [n]: scratch (1/s and E_q[z] per example)."""
     _, c, n = zs.shape
     om = off[0]
     for j in range(1, c):
         om = max(om, off[j])
-    g[:] = 0.0
     h[:, :] = 0.0
     lsum = 0.0
     for i in range(n):
+        inv[i] = 1.0 / s[r, i]
         lsum += logs[r, i] + mx[r, i]
-        inv = 1.0 / s[r, i]
-        mz = hzz = 0.0
-        for j in range(c):
-            qz = e[r, j, i] * inv * zs[p, j, i]
-            mz += qz
-            hzz += qz * zs[p, j, i]
-        g[0] += mz
-        h[0, 0] += hzz - mz * mz
-        for l in range(1, c):
-            q = e[r, l, i] * inv
-            g[l] += q
-            h[0, l] += q * (zs[p, l, i] - mz)
-            h[l, l] += q
-            for m in range(1, c):
-                h[l, m] -= q * e[r, m, i] * inv
+    mz[:] = 0.0
+    for j in range(c):
+        for i in range(n):
+            mz[i] += e[r, j, i] * inv[i] * zs[p, j, i]
+    g0 = h00 = 0.0
+    for j in range(c):
+        for i in range(n):
+            h00 += e[r, j, i] * inv[i] * zs[p, j, i] * zs[p, j, i]
+    for i in range(n):
+        g0 += mz[i]
+        h00 -= mz[i] * mz[i]
+    g[0], h[0, 0] = g0, h00
+    for l in range(1, c):
+        gl = h0l = 0.0
+        for i in range(n):
+            q = e[r, l, i] * inv[i]
+            gl += q
+            h0l += q * (zs[p, l, i] - mz[i])
+        g[l], h[0, l] = gl, h0l
+        h[l, l] += gl
+        for m in range(1, c):
+            hlm = 0.0
+            for i in range(n):
+                hlm += e[r, l, i] * e[r, m, i] * inv[i] * inv[i]
+            h[l, m] -= hlm
     cmc = 0.0
     for j in range(c):
         cmc += (off[j] - om) * counts[j]
@@ -253,11 +269,12 @@ def _advance(zs, y, szy, counts, scale0, span, rows, e, s, logs, mx, state, a, o
     still need an evaluation."""
     c = zs.shape[1]
     gn, hn, m, rhs = np.empty(c), np.empty((c, c)), np.empty((c, c)), np.empty(c)
+    inv, mz = np.empty(zs.shape[2]), np.empty(zs.shape[2])
     nxt = np.empty(rows.shape[0], dtype=np.int64)
     count = 0
     for r in range(rows.shape[0]):
         p = rows[r]
-        nl = _terms(zs, y, szy, counts, p, ta[p], to[p], e, s, logs, mx, r, gn, hn)
+        nl = _terms(zs, y, szy, counts, p, ta[p], to[p], e, s, logs, mx, r, gn, hn, inv, mz)
         if state[p] == _START:
             accept = True
         else:
