@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -159,16 +160,16 @@ class Claim:
     name: str
     theorem: str
     statistic_name: str
-    statistic: Callable
+    statistic: Callable[[Replicate], float | np.ndarray]
     direction: str
     surrogate: str
     matched_case: str
     sentence: str
     rule: str
-    quick: Callable | None = None
-    decide: Callable | None = None
-    surrogate_kwargs: Callable | None = None
-    applies: Callable | None = None
+    quick: Callable[[Replicate, np.random.Generator, int], dict | None] | None = None
+    decide: Callable[..., tuple[bool, dict]] | None = None
+    surrogate_kwargs: Callable[[Any, Design], dict] | None = None
+    applies: Callable[[Any, Design], str | None] | None = None
     units: str = "{units}"
 
     def __post_init__(self):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .checks import check_int_fields
+from .checks import check_int_fields, non_negative, positive
 
 __all__ = ["ModelSpec", "zoo_grid", "build_model", "save_model", "count_params", "planned_names"]
 
@@ -42,18 +42,17 @@ class ModelSpec:
         fingerprint) when it is 0.02, so specs written before it existed stay the same.
     """
 
-    depth: int
-    repeats: int = 1
-    seed: int = 0
-    width: int = 128
-    heads: int = 4
-    mlp: int = 384
-    max_len: int = 64
+    depth: int = positive()
+    repeats: int = positive(1)
+    seed: int = non_negative(0)
+    width: int = positive(128)
+    heads: int = positive(4)
+    mlp: int = positive(384)
+    max_len: int = positive(64)
     init_std: float = 0.02
 
     def __post_init__(self):
-        check_int_fields(self, {"depth": 1, "repeats": 1, "width": 1, "heads": 1, "mlp": 1,
-                                "max_len": 1, "seed": 0})
+        check_int_fields(self)
         if not (isinstance(self.init_std, float) and self.init_std > 0):
             raise ValueError(f"init_std must be a positive float, got {self.init_std!r}")
         if self.width % self.heads:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import check_int_fields
+from .checks import at_least, check_int_fields, non_negative, positive
 
 __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
            "point_figures", "resample_figures", "information", "claims_for", "verdicts",
@@ -78,24 +78,19 @@ class DepthSettings:
     random_state : seed of every resampling
     """
 
-    n_bootstrap: int = 100
-    n_permutations: int = 99
-    n_power: int = 20
-    n_mc: int = 2
-    n_orders: int = 10
-    n_triples: int = 30
-    report_resamples: int = 20
-    resamples: int = 100
+    n_bootstrap: int = at_least(20, 100)
+    n_permutations: int = at_least(39, 99)
+    n_power: int = non_negative(20)
+    n_mc: int = at_least(2, 2)
+    n_orders: int = at_least(2, 10)
+    n_triples: int = positive(30)
+    report_resamples: int = at_least(20, 20, or_zero=True)   # 0: Theorem 8's bounds from one fit
+    resamples: int = at_least(20, 100)
     objective: str = "accuracy_calibrated"
-    random_state: int = 0
+    random_state: int = non_negative(0)
 
     def __post_init__(self):
-        lows = {"n_bootstrap": 20, "n_permutations": 39, "n_power": 0, "n_mc": 2,
-                "n_orders": 2, "n_triples": 1, "report_resamples": 20, "resamples": 20,
-                "random_state": 0}
-        if self.report_resamples == 0:   # Theorem 8's bounds from one fit
-            del lows["report_resamples"]
-        check_int_fields(self, lows)
+        check_int_fields(self)
         from infodiv.setfunctions import OBJECTIVE_NAMES
 
         if self.objective not in OBJECTIVE_NAMES:

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import check_int_fields
+from .checks import check_int_fields, non_negative, positive
 
 __all__ = ["OPTIONS", "TEMPLATE", "HopsTask", "Example", "make_example", "follow",
            "heldout_examples", "train_batch_examples", "hops_tokenizer", "to_task",
@@ -80,17 +80,16 @@ class HopsTask:
         Seed of the held-out draw.
     """
 
-    hops: int = 4
-    min_hops: int = 1
-    symbols: int = 64
-    queries: int = 8
+    hops: int = positive(4)
+    min_hops: int = positive(1)
+    symbols: int = positive(64)
+    queries: int = positive(8)
     next_frac: float = 0.5
-    n_heldout: int = 2000
-    heldout_seed: int = 12345
+    n_heldout: int = positive(2000)
+    heldout_seed: int = non_negative(12345)
 
     def __post_init__(self):
-        check_int_fields(self, dict.fromkeys(("hops", "min_hops", "symbols", "queries",
-                                              "n_heldout"), 1))
+        check_int_fields(self)
         if not 0.0 <= self.next_frac <= 1.0:
             raise ValueError(f"next_frac must be in [0, 1], got {self.next_frac!r}")
         if self.min_hops > self.hops:
@@ -98,7 +97,6 @@ class HopsTask:
         if self.symbols < N_CHAINS * self.hops:
             raise ValueError(f"symbols must be >= {N_CHAINS}*hops = {N_CHAINS * self.hops}, "
                              f"got {self.symbols}")
-        check_int_fields(self, {"heldout_seed": 0})
 
     def to_dict(self) -> dict:
         return asdict(self)
