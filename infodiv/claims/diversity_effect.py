@@ -15,6 +15,7 @@ import numpy as np
 
 from ._cases import scalar_claim
 from ._chains import chain_values, singleton_gains
+from ._pairs import pairs_partial_r, pairs_quick
 
 __all__ = ["CLAIM", "partial_r", "design_of"]
 
@@ -38,46 +39,16 @@ def design_of(rep) -> dict:
 def partial_r(rep) -> float:
     """Partial r of ρ_x(S) and x's non-redundancy with S given ρ_x(∅) and |S| (NaN when the
     regression is undefined: fewer than 8 pairs or a collinear design)."""
-    from ..diversity import diversity_fit
-
-    rows, design = design_of(rep)
-    if len(design["diversity"]) < 8:
-        return float("nan")
-    gains = np.array([rows[i]["gain_A" if col == 0 else "gain_B"]
-                      for i, col in design["index"]])
-    fit = diversity_fit(gains, design["diversity"], design["controls"])
-    return float("nan") if fit is None else float(fit["partial_r"])
+    design = design_of(rep)[1]
+    return pairs_partial_r(rep, design["index"], design["diversity"], design["controls"])
 
 
 def quick(rep, rng, n_bootstrap) -> dict | None:
-    """One fit, examples reweighted: with the design fixed, β = c·ḡ is linear in the pairs'
-    example-mean gains (Frisch–Waugh–Lovell), so each replicate's r follows from the
-    reweighted per-example gains; percentile interval."""
-    from estimators.resampling import bootstrap_means
-
-    from ..diversity import diversity_fit
-
-    rows, design = design_of(rep)
-    if len(design["diversity"]) < 8:
-        return None
-    s = rep.f.sign() * np.asarray(rep.f.set_scores(_pair_sets(rep, design)), dtype=np.float64)
-    g = (s[1::2] - s[0::2]).T                     # [n, P] per-example pair gains
-    point = diversity_fit(g.mean(axis=0), design["diversity"], design["controls"])
-    if point is None:
-        return None
-    boot = diversity_fit(bootstrap_means(g, n_bootstrap, random_state=rng),
-                         design["diversity"], design["controls"])
-    lo, hi = np.nanpercentile(boot["partial_r"], [2.5, 97.5])
-    return {"value": float(point["partial_r"]), "ci": (float(lo), float(hi))}
-
-
-def _pair_sets(rep, design) -> list:
-    sets = []
-    for i, col in design["index"]:
-        a_set, b_set, x = rep.chains[i]
-        s = a_set if col == 0 else b_set
-        sets += [s, np.append(s, x)]
-    return sets
+    """One fit, examples reweighted: the percentile interval of r from the reweighted
+    per-example pair gains, the design fixed (:func:`infodiv.claims._pairs.pairs_quick`)."""
+    design = design_of(rep)[1]
+    return pairs_quick(rep, rng, n_bootstrap, design["index"], design["diversity"],
+                       design["controls"])
 
 
 def _applies(run, design):

@@ -24,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._cases import scalar_claim
-from ._chains import chain_values, singleton_gains
+from ._chains import singleton_gains
 from ._control import needs_members
+from ._pairs import pairs_partial_r, pairs_quick
 
 __all__ = ["CLAIM", "MAX_PAIRS", "pairs_of", "redundancies", "partial_r"]
 
@@ -64,49 +65,25 @@ def redundancies(rep) -> np.ndarray:
 
 
 def _design(rep):
+    """The pairs ``(i, col)``, their redundancies and controls [1, ρ_x(∅), |S|]."""
     pairs = pairs_of(rep)
     singles = singleton_gains(rep)
     controls = np.column_stack([np.ones(len(pairs)), [singles[x] for *_, x in pairs],
                                 [len(s) for _, _, s, _ in pairs]])
-    return pairs, redundancies(rep), controls
+    return [(i, col) for i, col, _, _ in pairs], redundancies(rep), controls
 
 
 def partial_r(rep) -> float:
     """Partial r of ρ_x(S) and red(x, S) given ρ_x(∅) and |S| (NaN with fewer than 8 pairs
     or a collinear design)."""
-    from ..diversity import diversity_fit
-
-    pairs, red, controls = _design(rep)
-    if len(pairs) < 8:
-        return float("nan")
-    s = chain_values(rep)
-    gains = np.array([s[i, 2 * col + 1] - s[i, 2 * col] for i, col, _, _ in pairs])
-    fit = diversity_fit(gains, red, controls)
-    return float("nan") if fit is None else float(fit["partial_r"])
+    return pairs_partial_r(rep, *_design(rep))
 
 
 def quick(rep, rng, n_bootstrap) -> dict | None:
-    """One fit, examples reweighted: with the redundancies and controls fixed, r follows from
-    the reweighted per-example gains (Frisch–Waugh–Lovell, as the diversity effect);
-    percentile interval."""
-    from estimators.resampling import bootstrap_means
-
-    from ..diversity import diversity_fit
-
-    pairs, red, controls = _design(rep)
-    if len(pairs) < 8:
-        return None
-    sets = []
-    for _, _, s, x in pairs:
-        sets += [s, np.append(s, x)]
-    sc = rep.f.sign() * np.asarray(rep.f.set_scores(sets), dtype=np.float64)
-    g = (sc[1::2] - sc[0::2]).T                              # [n, P] per-example gains
-    point = diversity_fit(g.mean(axis=0), red, controls)
-    if point is None:
-        return None
-    boot = diversity_fit(bootstrap_means(g, n_bootstrap, random_state=rng), red, controls)
-    lo, hi = np.nanpercentile(boot["partial_r"], [2.5, 97.5])
-    return {"value": float(point["partial_r"]), "ci": (float(lo), float(hi))}
+    """One fit, examples reweighted: with the redundancies and controls fixed, the percentile
+    interval of r from the reweighted per-example gains, as the diversity effect
+    (:func:`infodiv.claims._pairs.pairs_quick`)."""
+    return pairs_quick(rep, rng, n_bootstrap, *_design(rep))
 
 
 def _applies(run, design):
