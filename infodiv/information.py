@@ -20,6 +20,9 @@ the information set functions all call it, and every estimate comes from ``estim
   consistency check), for one set (:func:`set_terms`) or along an order (:func:`order_terms`,
   with the monotonicity counts of Theorems 5–6 and the Theorem 7 premise ratio
   ``TC(U_S|Y) / TC(U_S)``, which is 0 when the members are conditionally independent).
+- Theorems 5–6 on a nested chain (:func:`prefix_information`): the valid ``I(U_S;Y)`` of the
+  depth-order prefixes, each member's relevancy added along the chain, ``D`` by the identity,
+  and the steps of ``I`` against the non-decrease the chain rule proves.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from scipy.linalg import helmert
 from estimators import entropy, information_decomposition
 
 __all__ = ["helmert_basis", "member_variables", "label_entropy", "error_bounds", "TERMS",
-           "set_terms", "valid_terms", "order_terms", "monotonicity", "premise_ratio"]
+           "set_terms", "valid_terms", "order_terms", "monotonicity", "premise_ratio",
+           "prefix_sizes", "prefix_information"]
 
 #: the Eq. 13 terms, as named by :class:`estimators.InformationDecomposition`
 TERMS = ("joint", "relevancy", "redundancy", "conditional_redundancy", "diversity", "residual")
@@ -185,3 +189,60 @@ def order_terms(x, labels, order, sizes, *, n_classes=None, method="gaussian",
     out["premise_tc_given_y_over_tc"] = premise_ratio(out["conditional_redundancy"],
                                                       out["redundancy"])
     return out
+
+
+def prefix_sizes(n_members: int) -> list[int]:
+    """Doubling prefix sizes ``1, 2, 4, …`` below ``n_members``, then ``n_members``."""
+    if n_members < 1:
+        raise ValueError(f"n_members must be >= 1, got {n_members}")
+    sizes, k = [], 1
+    while k < n_members:
+        sizes.append(k)
+        k *= 2
+    return sizes + [int(n_members)]
+
+
+def prefix_information(u, labels, *, relevancies, sizes=None, bias=None,
+                       random_state=0) -> dict:
+    """Theorems 5–6 measured on the depth-order chain ``S_1 ⊂ S_2 ⊂ …`` (bits).
+
+    For each prefix ``S_k`` (the first ``k`` members of ``u`` ``[N, M, C]``, sizes
+    :func:`prefix_sizes` by default): the cross-fitted usable information
+    ``I(U_{S_k};Y)`` (:func:`estimators.usable_information`, the same folds for every prefix:
+    one ``random_state``) with its interval and its held-out argmax error, the relevancy
+    ``R_k = Σ_{m ≤ k} I(U_m;Y)`` from ``relevancies`` (the label-null debiased per-member
+    values of :func:`valid_terms`) and ``D_k = I_k − R_k``.
+
+    By the chain rule ``I(U_{S'};Y) = I(U_S;Y) + I(U_{S'∖S};Y | U_S) ≥ I(U_S;Y)``: the true
+    ``I`` never falls along the chain (Theorem 5; so the Eq. 12 bounds, functions of
+    ``H(Y) − I``, never rise: Theorem 6), while ``D`` may move either way. The estimates can
+    fall (the learning cost of the cross-fitted readout grows with the dimension): ``steps``
+    counts the falls, the largest, and the falls whose intervals do not overlap (a fall that
+    the estimates' own noise cannot explain).
+    """
+    from estimators import usable_information
+
+    u = np.asarray(u, dtype=np.float64)
+    rel = np.asarray(relevancies, dtype=np.float64)
+    if rel.shape != (u.shape[1],):
+        raise ValueError(f"relevancies must hold one value per member ({u.shape[1]}), got "
+                         f"shape {rel.shape}")
+    sizes = prefix_sizes(u.shape[1]) if sizes is None else [int(k) for k in sizes]
+    joint, ci, err = [], [], []
+    for k in sizes:
+        ui = usable_information(u[:, :k], labels, bias=bias, random_state=random_state,
+                                bracket=False)
+        joint.append(ui.estimate)
+        ci.append([float(ui.interval[0]), float(ui.interval[1])])
+        err.append(ui.error)
+    joint = np.asarray(joint)
+    relevancy = np.cumsum(rel)[np.asarray(sizes) - 1]
+    falls = -np.diff(joint)
+    apart = [ci[i + 1][1] < ci[i][0] for i in range(len(sizes) - 1)]
+    return {"order": "depth", "sizes": sizes, "joint": joint.tolist(), "joint_ci": ci,
+            "error": err, "relevancy": relevancy.tolist(),
+            "diversity": (joint - relevancy).tolist(),
+            "steps": {"n_steps": len(sizes) - 1, "n_falls": int((falls > 0).sum()),
+                      "largest_fall": float(falls.max(initial=0.0)),
+                      "n_falls_beyond_intervals": int(sum(apart))},
+            "units": "bits"}

@@ -32,7 +32,8 @@ def run_folder(tmp_path_factory):
     run.save(root / "contributions")
     (root / "run.json").write_text(json.dumps({"config": {"seed": 0, "shots": 0},
                                                "command": "infodiv run ...", "stages": {}}))
-    assert main(["decompose", str(root), "--info-method", "gaussian"]) == 0
+    assert main(["decompose", str(root), "--info-method", "usable", "gaussian",
+                 "--info-null", "0"]) == 0
     assert main(["curves", str(root), "--objective", "accuracy", "mi_gaussian",
                  "--n-permutations", "10", "--n-triples", "10", "--n-bootstrap", "20",
                  "--power-replicates", "2", "--stability", "0"]) == 0
@@ -113,9 +114,13 @@ def test_html_renders_in_headless_chromium(run_folder, tmp_path):
     page = write_report([run_folder], run_folder / "report.html")
     doc = inspect_page(page, tmp_path / "shot.png", first_screen=tmp_path / "first.png")
     assert doc["errors"] == []
-    box = doc["verdicts"]   # the verdicts are on the first 1400 x 900 screen
+    box = doc["verdicts"]   # every verdict row is on the first 1400 x 900 screen
     assert box is not None and box["top"] < 900 and box["left"] < 1400
-    assert box["top"] + min(box["height"], 300) <= 900, box
+    assert box["top"] + box["height"] <= 900, box
+    page_text = page.read_text()
+    for needle in ("Theorem 1: loss", "What all members know about the label", "Theorems 5–6",
+                   "Theorem 8 (Eq. 12)", "Theorems 5-7 · accuracy"):
+        assert needle in page_text, needle
     with Image.open(tmp_path / "first.png") as first:
         assert first.size == (1400, 900)
     assert doc["title"].startswith("infodiv: synthetic on ci-control")

@@ -26,6 +26,10 @@ def configure(parser) -> None:
     parser.add_argument("--inference", type=zero_or_at_least(20), default=100, metavar="B",
                         help="example-bootstrap and label-permutation replicates of the "
                              "information terms (0 skips them; else at least 20)")
+    parser.add_argument("--info-null", type=nonneg_int, default=None, metavar="K",
+                        help="label permutations of the information terms, each rerunning the "
+                             "whole cross-fitted procedure (default: max(19, B // 5) with "
+                             "--inference B, none without; 0: none)")
     parser.add_argument("--no-every-variant", action="store_true",
                         help="skip Figures 3/5/7 in every variant (logit, probability, paper "
                              "Eq. 14; scale mean and sum), drawn by default")
@@ -52,7 +56,7 @@ def run(args) -> int:
     try:
         doc = decomposition_report(contrib, out, random_state=args.seed,
                                    info_methods=info_methods(args.info_method),
-                                   inference=args.inference,
+                                   inference=args.inference, info_null=args.info_null,
                                    every_variant=not args.no_every_variant)
     except BaseException:
         record_stage(root, "decompose", out, args, ok=False)

@@ -106,6 +106,9 @@ def configure(parser) -> None:
                         metavar="B", help="example resamples and label permutations of the "
                         "decompositions' information terms and depth estimand (default: "
                         "decompose's; 0 skips them)")
+    parser.add_argument("--info-null", type=nonneg_int, default=None, metavar="K",
+                        help="label permutations of the decompositions' information terms "
+                             "(default: decompose's; 0 skips them)")
     parser.add_argument("--claims", nargs="+", default=None, choices=claim_names(),
                         metavar="CLAIM", help="claims judged on the curves (default: curves')")
     parser.add_argument("--n-bootstrap", type=int_at_least(20), default=200, metavar="B",
@@ -289,6 +292,8 @@ def _analyse(folder: RunFolder, args) -> None:
     info = [] if args.info_method is None else ["--info-method", *args.info_method]
     if args.decompose_inference is not None:
         info += ["--inference", str(args.decompose_inference)]
+    if args.info_null is not None:
+        info += ["--info-null", str(args.info_null)]
     claims = [] if args.claims is None else ["--claims", *args.claims]
     steps = [("decompose", decompose, ["--seed", str(args.seed), *info]),
              ("curves", curves, ["--seed", str(args.seed), "--n-permutations",

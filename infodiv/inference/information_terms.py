@@ -31,7 +31,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..information import label_entropy, member_variables, set_terms, valid_terms
+from ..information import (
+    label_entropy,
+    member_variables,
+    prefix_information,
+    set_terms,
+    valid_terms,
+)
 from ._text import interval, num
 from .flags import Flag, check_bounds, check_dimension, check_information, summary_lines
 from .verdicts import null_p
@@ -87,10 +93,15 @@ def member_bias(contrib):
 
 def valid_inference(contrib, *, n_null: int = 19, n_boot: int = 2000, seed: int = 0) -> dict:
     """The ``usable`` entry of :func:`information_inference` (module docstring): one dict per
-    term, and ``terms`` (the :func:`~infodiv.information.valid_terms` record, JSON-ready)."""
-    t = valid_terms(contrib.u, contrib.labels, bias=member_bias(contrib),
+    term, ``prefix`` (Theorems 5–6 along the depth order,
+    :func:`~infodiv.information.prefix_information`) and ``terms`` (the
+    :func:`~infodiv.information.valid_terms` record, JSON-ready)."""
+    bias = member_bias(contrib)
+    t = valid_terms(contrib.u, contrib.labels, bias=bias,
                     n_classes=contrib.n_options, null_permutations=int(n_null), n_boot=n_boot,
                     random_state=seed)
+    prefix = prefix_information(contrib.u, contrib.labels, relevancies=t["relevancies"],
+                                bias=bias, random_state=seed)
     h_y = float(t["h_y"])
     joint_ci, _ = _contain(t["joint"], t["joint_interval"])
     joint = {"value": t["joint"], "ci": joint_ci, "bracket": [t["joint_lower"], t["joint_upper"]],
@@ -122,6 +133,7 @@ def valid_inference(contrib, *, n_null: int = 19, n_boot: int = 2000, seed: int 
             "bound_upper": {"value": t["error_upper_bound"], "units": "probability",
                             "meaning": "upper bound on the Bayes error given U (at the lower "
                                        "end of the bracket)"},
+            "best_readout_error": prefix["error"][-1], "prefix": prefix,
             "h_y": h_y, "units": "bits", "terms": t}
 
 
@@ -259,6 +271,14 @@ def _valid_lines(v: dict) -> list[str]:
     lines.append(f"- Eq. 12: {_g(v['bound_lower']['value'])} ≤ P(error of the best classifier "
                  f"of U) ≤ {_g(v['bound_upper']['value'])} — bounds on the Bayes error given "
                  "U, not on the model's own argmax error.")
+    p = v.get("prefix")
+    if p:
+        st = p["steps"]
+        lines.append(f"- Theorems 5–6 along the depth order (prefix sizes {p['sizes']}): "
+                     f"I = {', '.join(_g(x) for x in p['joint'])} bits ({st['n_falls']} of "
+                     f"{st['n_steps']} steps fall, {st['n_falls_beyond_intervals']} beyond "
+                     f"their intervals; the true I cannot fall); D = "
+                     f"{', '.join(_g(x) for x in p['diversity'])} bits (free to move).")
     return lines
 
 

@@ -3,11 +3,12 @@
 :func:`answer` reads a run folder and returns the block a reader meets before anything else:
 whether the model solves its task at all (accuracy of its own option logits against the
 majority-class rate, Wilson 95% interval), Theorem 1 as the identity it is (the model's own
-cross-entropy = bias − diversity, with the residual), and one line per verdict record of the
-engine (:class:`infodiv.inference.record.VerdictRecord`): the verdict in words, the estimate
-with its interval, the power of its matched control and the shuffled-label rate, and a one-line
-reason when the verdict is "no test" or "not a finding". :func:`answer_html` renders it and
-:data:`DEFINITIONS` says what the words mean.
+cross-entropy = bias − diversity, with the residual), the information facts
+(:mod:`infodiv.reports.answer_information`: I(U;Y), Theorems 5–6, Theorem 8), and one line
+per verdict record of the engine (:class:`infodiv.inference.record.VerdictRecord`): the
+verdict in words, the estimate with its interval, the power of its matched control and the
+shuffled-label rate, and a one-line reason when the verdict is "no test" or "not a finding".
+:func:`answer_html` renders it and :data:`DEFINITIONS` says what the words mean.
 
 Verdict words (one rule, :func:`verdict_word`):
 
@@ -27,6 +28,7 @@ import html
 from pathlib import Path
 
 from ..inference.power import wilson_interval as wilson
+from .answer_information import information_answer, information_rows_html
 from .summary import _read, fmt
 
 __all__ = ["answer", "answer_html", "verdict_word", "find_records", "model_at_chance",
@@ -108,8 +110,8 @@ def verdict_word(rec: dict, at_chance: bool) -> tuple[str, str]:
     if power is None:
         return "not detected (power not measured)", "no surrogates were run"
     if piv is not None and piv[1] < 0.5:
-        return "no test", (f"power {fmt(power, 2)} on {rec.get('matched_case', 'its matched case')}"
-                           ": a miss says nothing")
+        return "no test", (f"power {fmt(power, 2)} on its matched case (hover the power): a "
+                           "miss says nothing")
     return "not detected", ""
 
 
@@ -155,7 +157,9 @@ def answer(root) -> dict:
                       "sentence": rec.get("sentence", "")})
     return {"accuracy": acc, "n": n, "majority_rate": majority, "at_chance": at_chance,
             "accuracy_wilson95": list(wilson(round(acc * n), n)) if acc is not None and n
-            else None, "theorem1": theorem1, "verdicts": lines}
+            else None, "theorem1": theorem1,
+            "information": information_answer(dec, n, None if acc is None else 1.0 - acc),
+            "verdicts": lines}
 
 
 def _e(text) -> str:
@@ -170,6 +174,12 @@ def _size(x) -> str:
     return "–" if x is None else str(x)
 
 
+def _short_theorem(theorem: str) -> str:
+    """The name of what a claim tests, without its gloss: ``"Theorem 7 (…): …"`` →
+    ``"Theorem 7"``."""
+    return (theorem or "").split(":")[0].split(" (")[0].strip()
+
+
 def _verdict_row(v: dict) -> str:
     """One claim: its sentence (the theorem and the statistic on hover), the verdict and its
     reason, the estimate with its interval, the power with its Wilson interval (the matched
@@ -179,8 +189,9 @@ def _verdict_row(v: dict) -> str:
         f"<span title='{_e(v['matched_case'])}'>{fmt(v['power'], 2)}" \
         f"{_interval(v['power_interval'])}</span>"
     reason = f"<br><small>{_e(v['reason'])}</small>" if v["reason"] else ""
+    where = " · ".join(x for x in (_short_theorem(v["theorem"]), v["objective"]) if x)
     return (f"<tr><td title='{_e(v['theorem'])}'>{_e(v['sentence'] or v['claim'])}<br><small>"
-            f"{_e(v['objective'] or '')}</small></td>"
+            f"{_e(where)}</small></td>"
             f"<td class='{css}'><b>{_e(v['verdict'])}</b>{reason}</td>"
             f"<td class='num' title='{_e(v['statistic'])}'>{fmt(v['estimate'])}"
             f"{_interval(v['interval'])}<br><small>{_e(v.get('units') or '')}; B = "
@@ -207,9 +218,11 @@ def answer_html(a: dict, header: dict, figure_html: str = "") -> str:
     rows = "".join(_verdict_row(v) for v in a["verdicts"]) or (
         "<tr><td colspan='5'>No verdicts in this run: run <code>infodiv curves</code> with "
         "inference.</td></tr>")
-    table = (f"<table class='verdicts'><tr><th>claim</th><th>verdict</th><th>estimate "
-             f"[95% interval]</th><th>power [Wilson 95%]</th><th>shuffled-label rate</th></tr>"
-             f"{theorem1}{rows}</table>")
+    table = (f"<table class='verdicts'><tr><th>claim</th><th>verdict</th><th>estimate [95%]"
+             f"</th><th title='detection rate on the matched case, Wilson 95% interval'>power "
+             f"[95%]</th><th title='how often the rule fires with the labels shuffled'>"
+             f"shuffled labels</th></tr>"
+             f"{theorem1}{information_rows_html(a.get('information'))}{rows}</table>")
     model = header.get("model") or header.get("model_id")
     return (f"<section id='answer'><p class='lead'><b>{_e(model)}</b> on "
             f"<b>{_e(header.get('task'))}</b>: accuracy of its own option logits "

@@ -95,14 +95,16 @@ def ensemble_terms(contrib) -> dict:
 
 
 def information_terms(contrib, methods=(VALID_METHOD,), random_state=0, *,
-                      inference: int = 0) -> tuple[dict, dict]:
+                      inference: int = 0, n_null: int | None = None) -> tuple[dict, dict]:
     """``(information, information_inference)`` of the run: the observed terms by method
     (``{"H(Y)_bits", "model_error", method: terms}``; the usable terms are
     :func:`infodiv.information.valid_terms`' record) and the inference document of
     :func:`infodiv.inference.information_terms.information_inference` (``inference``
     refitted resamples for the model-based methods, ``max(19, inference // 5)`` label
-    permutations, each rerunning the whole procedure; 0: no null)."""
-    n_null = max(19, inference // 5) if inference else 0
+    permutations, each rerunning the whole procedure, unless ``n_null`` says otherwise;
+    0: no null)."""
+    if n_null is None:
+        n_null = max(19, inference // 5) if inference else 0
     inf = information_inference(contrib, methods, n_resamples=max(20, inference),
                                 n_null=n_null, seed=random_state)
     out = {"H(Y)_bits": inf["h_y"], "model_error": inf["model_error"]}
@@ -154,7 +156,7 @@ def decomposition_markdown(doc: dict) -> str:
 
 def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_METHOD,),
                          progress: bool = False, inference: int = 100,
-                         every_variant: bool = True) -> dict:
+                         info_null: int | None = None, every_variant: bool = True) -> dict:
     """Compute every decomposition of one run and write ``decompositions.{json,md}`` + figures.
 
     Parameters
@@ -175,6 +177,9 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_ME
         the depth estimand; the information terms' label null takes ``max(19, inference // 5)``
         permutations (each reruns the whole cross-fitted procedure); 0 skips the nulls and the
         depth estimand.
+    info_null : int, optional
+        Label permutations of the information terms instead of ``max(19, inference // 5)``
+        (0: none; the depth estimand keeps ``inference``).
     every_variant : bool, default True
         Figures 3/5/7 in every variant (logit, probability, Eq. 14; scale mean and sum),
         the Figure-3 p-values from ``max(20, inference)`` example resamples with the series
@@ -211,7 +216,7 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_ME
     }
     if info_methods:
         doc["information"], doc["information_inference"] = information_terms(
-            contrib, tuple(info_methods), random_state, inference=inference)
+            contrib, tuple(info_methods), random_state, inference=inference, n_null=info_null)
     if inference and len(curves["fixed"].k) >= 3:  # the depth estimand, named apart
         doc["depth"] = depth_inference(contrib, n_resamples=inference, n_null=inference,
                                        seed=random_state)

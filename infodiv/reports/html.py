@@ -53,8 +53,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}figure{margin:1em 0}
 img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 .ok{color:#1a7f37}.bad{color:#c62828;font-weight:bold}code{background:#f4f4f4;padding:0 .2em}
 .muted{color:#666}.lead{font-size:1.05em}.answer{display:flex;gap:1em;align-items:flex-start}
-.verdict-block{flex:3}.answer-figure{flex:2}.answer-figure img{max-height:520px}
-table.verdicts td{font-size:.92em}details{margin:.8em 0}summary{cursor:pointer;font-weight:bold}
+.verdict-block{flex:7}.answer-figure{flex:3}.answer-figure img{max-height:520px}
+table.verdicts{margin:.3em 0}table.verdicts td{font-size:.8em;padding:.12em .4em}
+table.verdicts td small{font-size:.9em}details{margin:.8em 0}summary{cursor:pointer;font-weight:bold}
 dt{font-weight:bold;margin-top:.4em}dd{margin-left:1.2em}body{max-width:1360px}
 table.verdicts th:nth-child(1){width:36%}table.verdicts th:nth-child(3){width:22%}
 """
