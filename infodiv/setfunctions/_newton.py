@@ -24,30 +24,36 @@ from numba import njit
 __all__ = ["newton_fit", "prior_steps"]
 
 
-@njit(cache=True)
-def _shift(z, y, zs):
+#: sums over examples may be reordered (vectorised reductions): the iterates change at the
+#: level of rounding, the convergence test stays exact float64 at the returned point
+_FAST = {"reassoc", "contract", "arcp", "nsz"}
+
+
+@njit(cache=True, fastmath=_FAST)
+def _shift(z, y, zs, w):
     """zs = z − max_j z_j per example (the loss is invariant to such shifts); returns
     Σ_i zs_{y_i, i}, the RMS spread of zs across options (the gradient scale of ∂/∂a) and
-    max |zs| (bounds logit changes)."""
+    max |zs| (bounds logit changes). ``w`` [n]: scratch."""
     c, n = z.shape
-    szy = sq = msq = low = 0.0
-    for i in range(n):
-        mx = z[0, i]
-        for j in range(1, c):
-            if z[j, i] > mx:
-                mx = z[j, i]
-        mean = 0.0
-        for j in range(c):
-            v = z[j, i] - mx
+    w[:] = z[0]
+    for j in range(1, c):
+        for i in range(n):
+            w[i] = max(w[i], z[j, i])
+    sq = low = 0.0
+    for j in range(c):
+        for i in range(n):
+            v = z[j, i] - w[i]
             zs[j, i] = v
             sq += v * v
-            mean += v
-            if v < low:
-                low = v
-        mean /= c
-        msq += mean * mean
+            low = min(low, v)
+    w[:] = zs[0]
+    for j in range(1, c):
+        w += zs[j]
+    msq = szy = 0.0
+    for i in range(n):
+        msq += w[i] * w[i]
         szy += zs[y[i], i]
-    spread = sq / (c * n) - msq / n
+    spread = sq / (c * n) - msq / (c * c * n)
     return szy, np.sqrt(max(spread, 1e-24)), -low
 
 
@@ -90,8 +96,8 @@ def _solve(h, rhs, ridge, m, out):
         out[i] = acc / m[i, i]
 
 
-@njit(cache=True)
-def _prior(zs, szy, counts, a, off, p, h, g, m, step):
+@njit(cache=True, fastmath=_FAST)
+def _prior(zs, szy, counts, a, off, p, h, g, m, step, w):
     """Cold start of problem ``p``: one Newton step from the label prior θ₀ = (a = 0,
     c_j = log π_j/π_0), written into ``a[p], off[p]``.
 
@@ -100,7 +106,7 @@ def _prior(zs, szy, counts, a, off, p, h, g, m, step):
     H_aa = Σ_i Var_π(z_i·), H_{a,c_j} = π_j (S_j − Σ_l π_l S_l), H_{c_j,c_k} = n(π_j δ_jk −
     π_j π_k). The step is the discriminant-analysis estimate of (a, c) (the logistic model's
     linearisation at the prior). Where it is undefined (an empty class, constant logits, a
-    non-finite step) the problem keeps the given start.
+    non-finite step) the problem keeps the given start. ``w`` [n]: scratch.
     """
     c, n = zs.shape
     for j in range(c):
@@ -114,11 +120,13 @@ def _prior(zs, szy, counts, a, off, p, h, g, m, step):
             second += counts[j] / n * zs[j, i] * zs[j, i]
         g[j] = sj  # S_j (held in g until the gradient is formed)
         ps += sj * counts[j] / n
+    w[:] = 0.0
+    for j in range(c):
+        pj = counts[j] / n
+        for i in range(n):
+            w[i] += pj * zs[j, i]
     for i in range(n):
-        mean = 0.0
-        for j in range(c):
-            mean += counts[j] / n * zs[j, i]
-        ssq += mean * mean
+        ssq += w[i] * w[i]
     h[0, 0] = second - ssq
     for j in range(1, c):
         pj = counts[j] / n
@@ -142,35 +150,30 @@ def _prior(zs, szy, counts, a, off, p, h, g, m, step):
 def prior_steps(zs, szy, counts, a, off):
     """Batched cold start (:func:`_prior`) of problems ``zs`` [K, C, n] from ``(a, off)``;
     returns new arrays."""
-    k, c, _ = zs.shape
+    k, c, n = zs.shape
     a, off = a.copy(), off.copy()
     h, m = np.empty((c, c)), np.empty((c, c))
-    g, step = np.empty(c), np.empty(c)
+    g, step, w = np.empty(c), np.empty(c), np.empty(n)
     for p in range(k):
-        _prior(zs[p], szy[p], counts, a, off, p, h, g, m, step)
+        _prior(zs[p], szy[p], counts, a, off, p, h, g, m, step, w)
     return a, off
 
 
 _START, _TRIAL, _DONE = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FAST)
 def _setup(z, y, counts, a, off, cold, zs, szy, scale0, span):
     """Per problem: z shifted per example by its maximum into ``zs`` (the loss is invariant
     to such shifts), Σ_i zs_{y_i,i}, the gradient scale of ∂/∂a (the RMS spread of zs across
     options) and max |zs| (bounds logit changes); ``cold``: the prior step into (a, off)."""
-    k, c, _ = z.shape
+    k, c, n = z.shape
     h, m = np.empty((c, c)), np.empty((c, c))
-    g, step = np.empty(c), np.empty(c)
+    g, step, w = np.empty(c), np.empty(c), np.empty(n)
     for p in range(k):
-        szy[p], scale0[p], span[p] = _shift(z[p], y, zs[p])
+        szy[p], scale0[p], span[p] = _shift(z[p], y, zs[p], w)
         if cold:
-            _prior(zs[p], szy[p], counts, a, off, p, h, g, m, step)
-
-
-#: sums over examples may be reordered (vectorised reductions): the iterates change at the
-#: level of rounding, the convergence test stays exact float64 at the returned point
-_FAST = {"reassoc", "contract", "arcp", "nsz"}
+            _prior(zs[p], szy[p], counts, a, off, p, h, g, m, step, w)
 
 
 @njit(cache=True, fastmath=_FAST)
