@@ -73,6 +73,12 @@ def same_statistics(a: dict, b: dict) -> bool:
     return all(np.allclose(a[k], b[k], rtol=1e-9, atol=1e-12, equal_nan=True) for k in a)
 
 
+def summary(verdicts: dict) -> dict:
+    """Detection, estimate and power rate of each verdict record."""
+    return {k: {"detected": v["detected"], "estimate": v["estimate"],
+                "power": (v["power"] or {}).get("rate")} for k, v in verdicts.items()}
+
+
 def load_run(args):
     if args.run is None:
         return dependent_ensemble(args.n_examples, args.n_members, signal=0.055, rho=0.3,
@@ -142,9 +148,9 @@ def main(argv=None) -> int:
                                                    / (per_set * n_replicates)),
         "reference_cpu_s": reference, "target_cpu_s": reference / 2,
         "meets_target": bool(cpu <= reference / 2) if full else None,
-        "verdicts": {k: {"detected": v["detected"], "estimate": v["estimate"],
-                         "power": (v["power"] or {}).get("rate")}
-                     for k, v in entry["verdicts"].items()},
+        "verdicts": summary(entry["verdicts"]),
+        "selection_verdicts": summary((doc.get("selection", {}).get("inference") or {})
+                                      .get("verdicts", {})),
         "machine": {"python": platform.python_version(),
                     "cpu": platform.processor() or platform.machine(),
                     "cores": os.cpu_count(), "blas_threads": 1, "n_jobs": 1},

@@ -66,3 +66,21 @@ def test_bad_labels_are_refused_before_the_compiled_loop():
         fit_calibration(z, np.where(y == 0, 3, y))
     with pytest.raises(ValueError, match="y must hold 20 labels"):
         fit_calibration(z, y[:-1])
+
+
+def test_member_indicator_equals_the_per_set_check():
+    from infodiv.setfunctions.base import check_members, member_indicator
+
+    rng = np.random.default_rng(4)
+    sets = [rng.choice(9, size=k, replace=False) for k in (0, 1, 3, 9, 5)] + [[], [2, 7]]
+    ref = np.zeros((len(sets), 9))
+    for row, s in zip(ref, sets):
+        row[check_members(s, 9)] = 1.0
+    assert np.array_equal(member_indicator(sets, 9), ref)
+    mask = np.zeros(9, dtype=bool)
+    mask[[1, 4]] = True
+    assert np.array_equal(member_indicator([mask, [1, 4]], 9)[0], member_indicator([[1, 4]], 9)[0])
+    with pytest.raises(ValueError, match=r"must lie in \[0, 9\), got range \[0, 9\]"):
+        member_indicator([[0, 1], [9]], 9)
+    with pytest.raises(ValueError, match=r"duplicated members: \[3, 5, 3\]"):
+        member_indicator([[0, 1], [3, 5, 3]], 9)

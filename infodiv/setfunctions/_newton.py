@@ -6,11 +6,14 @@ softmax(a·z + c) (c_0 = 0), its gradient and Hessian in θ = (a, c_1, ..., c_{C
 multinomial-logistic ones with per-option features φ_j = (z_j, e_j):
 ∇ = mean_i Σ_j (q_ij − 1[j=y_i]) φ_ij,
 H = mean_i [Σ_j q_ij φ_ij φ_ijᵀ − (Σ_j q_ij φ_ij)(Σ_j q_ij φ_ij)ᵀ] — the cold start (one
-Newton step from the label prior) and the damped Newton iterations. Each problem is solved on
-its own in one fused pass per evaluation, so a batch of K problems costs K small loops and no
-per-batch array temporaries (greedy search fits a few dozen candidate sets per step, where
-array passes cost more in call overhead than in arithmetic), and a problem's fit does not
-depend on the other problems of its batch.
+Newton step from the label prior) and the damped Newton iterations.
+
+The problems of a batch advance in rounds (one evaluation each): the exponentials and
+logarithms of a round are one vectorised numpy call over all its problems, everything else —
+logits, loss, gradient, Hessian, the step and its line search — compiled passes per problem,
+so that the few dozen candidate sets of a greedy step cost little beyond their arithmetic
+(numpy array passes cost more in call overhead than in arithmetic at that size). A problem's
+iterates depend on its own data only: its fit is the same in any batch and chunking.
 
 Every softmax is evaluated with its largest logit subtracted per example (log-sum-exp), so
 exp never overflows, whatever the sign of a.
@@ -24,8 +27,8 @@ from numba import njit
 __all__ = ["newton_fit", "prior_steps"]
 
 
-#: sums over examples may be reordered (vectorised reductions): the iterates change at the
-#: level of rounding, the convergence test stays exact float64 at the returned point
+#: sums over examples may be reordered (vectorised reductions; the order depends on n only):
+#: rounding-level changes of the iterates, every quantity stays float64
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
 
 
@@ -210,7 +213,7 @@ def _sums(e, s, nrows):
 
 
 @njit(cache=True, fastmath=_FAST)
-def _terms(zs, y, szy, counts, p, a, off, e, s, logs, mx, r, g, h, inv, mz):
+def _terms(zs, szy, counts, p, a, off, e, s, logs, mx, r, g, h, inv, mz):
     """Mean cross-entropy of softmax(a·zs_p + off) → returned, its gradient into ``g`` [C]
     (g[0] = ∂/∂a, g[j] = ∂/∂c_j) and Hessian into ``h`` [C, C], from row ``r`` of
     e = exp(t − max t), s = Σ_j e, logs = log s and mx = max t (per example); ``inv``,
@@ -265,8 +268,8 @@ def _terms(zs, y, szy, counts, p, a, off, e, s, logs, mx, r, g, h, inv, mz):
 
 
 @njit(cache=True)
-def _advance(zs, y, szy, counts, scale0, span, rows, e, s, logs, mx, state, a, off, loss,
-             grad, hess, gnorm, ta, to, d, step, it, halvings, max_iter, gtol):
+def _advance(zs, szy, counts, scale0, span, rows, e, s, logs, mx, state, a, off, loss, gnorm,
+             ta, to, d, step, it, halvings, max_iter, gtol):
     """One round of every problem in ``rows`` (their trial points just evaluated): accept or
     halve the step, test convergence and set the next trial point; returns the problems that
     still need an evaluation."""
@@ -277,7 +280,7 @@ def _advance(zs, y, szy, counts, scale0, span, rows, e, s, logs, mx, state, a, o
     count = 0
     for r in range(rows.shape[0]):
         p = rows[r]
-        nl = _terms(zs, y, szy, counts, p, ta[p], to[p], e, s, logs, mx, r, gn, hn, inv, mz)
+        nl = _terms(zs, szy, counts, p, ta[p], to[p], e, s, logs, mx, r, gn, hn, inv, mz)
         if state[p] == _START:
             accept = True
         else:
@@ -287,8 +290,6 @@ def _advance(zs, y, szy, counts, scale0, span, rows, e, s, logs, mx, state, a, o
         if accept:
             a[p], loss[p] = ta[p], nl
             off[p, :] = to[p]
-            grad[p, :] = gn
-            hess[p, :, :] = hn
             gnorm[p] = _grad_norm(gn, scale0[p])
             if not (it[p] < max_iter and gnorm[p] > gtol):  # (NaN: a failed evaluation stops)
                 state[p] = _DONE
@@ -354,8 +355,8 @@ def newton_fit(z, y, counts, a, off, cold, max_iter, gtol, gnorm, chunk_elements
         _setup(z[sl], y, counts, ca, co, cold, zs, szy, scale0, span)
         state = np.full(kk, _START, dtype=np.int64)
         it, halvings = np.zeros(kk, dtype=np.int64), np.zeros(kk, dtype=np.int64)
-        loss, grad, hess = np.empty(kk), np.empty((kk, c)), np.empty((kk, c, c))
-        ta, to, d, step = ca.copy(), co.copy(), np.empty((kk, c)), np.empty(kk)
+        loss, step, d = np.empty(kk), np.empty(kk), np.empty((kk, c))
+        ta, to = ca.copy(), co.copy()   # the trial point of each problem
         gn = gnorm[sl]
         rows = np.arange(kk)
         while rows.size:
@@ -364,8 +365,7 @@ def newton_fit(z, y, counts, a, off, cold, max_iter, gtol, gnorm, chunk_elements
             np.exp(e[:m], out=e[:m])
             _sums(e, s, m)
             np.log(s[:m], out=logs[:m])
-            rows = _advance(zs, y, szy, counts, scale0, span, rows, e, s, logs, mx, state, ca,
-                            co, loss, grad, hess, gn, ta, to, d, step, it, halvings, max_iter,
-                            gtol)
+            rows = _advance(zs, szy, counts, scale0, span, rows, e, s, logs, mx, state, ca, co,
+                            loss, gn, ta, to, d, step, it, halvings, max_iter, gtol)
         most = max(most, int(it.max(initial=0)))
     return most

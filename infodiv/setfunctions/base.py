@@ -22,7 +22,7 @@ import numpy as np
 from estimators.validation import check_labels
 
 __all__ = ["SetFunction", "RestrictedSetFunction", "CallableSetFunction", "check_members",
-           "split_halves", "duplicate_groups"]
+           "member_indicator", "split_halves", "duplicate_groups"]
 
 
 def check_members(members, n_members: int, name: str = "members") -> np.ndarray:
@@ -39,6 +39,32 @@ def check_members(members, n_members: int, name: str = "members") -> np.ndarray:
     if np.unique(idx).size != idx.size:
         raise ValueError(f"{name} contains duplicated members: {idx.tolist()}")
     return idx
+
+
+def member_indicator(sets, n_members: int, name: str = "members") -> np.ndarray:
+    """0/1 matrix ``[K, n_members]`` of K member sets, each validated as by
+    :func:`check_members` (all integer sets checked at once; a boolean mask goes through
+    :func:`check_members`)."""
+    idx = [np.asarray(s if s is not None else np.arange(n_members)) for s in sets]
+    ind = np.zeros((len(idx), n_members))
+    if any(a.dtype == bool for a in idx):
+        for row, a in zip(ind, idx):
+            row[check_members(a, n_members, name)] = 1.0
+        return ind
+    sizes = np.array([a.size for a in idx], dtype=np.int64)
+    if not sizes.sum():
+        return ind
+    flat = np.concatenate([a.ravel() for a in idx]).astype(np.int64)
+    if flat.min() < 0 or flat.max() >= n_members:
+        raise ValueError(f"{name} must lie in [0, {n_members}), got range "
+                         f"[{flat.min()}, {flat.max()}]")
+    cells = np.repeat(np.arange(len(idx)) * n_members, sizes) + flat
+    counts = np.bincount(cells, minlength=ind.size)
+    if counts.max() > 1:
+        bad = int(np.flatnonzero(counts > 1)[0] // n_members)
+        raise ValueError(f"{name} contains duplicated members: {idx[bad].tolist()}")
+    ind.ravel()[:] = counts
+    return ind
 
 
 def duplicate_groups(rows) -> np.ndarray | None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from estimators.validation import check_labels
 
-from .base import SetFunction, check_members, duplicate_groups, split_halves
+from .base import SetFunction, check_members, duplicate_groups, member_indicator, split_halves
 from .calibration import READOUT_METRICS, fit_calibration, readout_scores
 
 __all__ = ["ReadoutSetFunction", "READOUT_UNITS"]
@@ -181,9 +181,7 @@ class ReadoutSetFunction(SetFunction):
     def set_logits(self, sets) -> np.ndarray:
         """Summed logits ``[K, C, N]`` of K member sets: the sets' 0/1 indicator matrix
         ``[K, M]`` times the member logits ``[M, C·N]`` (one matrix product), plus the bias."""
-        ind = np.zeros((len(sets), self.n_members))
-        for row, members in zip(ind, sets):
-            row[check_members(members, self.n_members)] = 1.0
+        ind = member_indicator(sets, self.n_members)
         z = (ind @ self.ut.reshape(self.n_members, -1)).reshape((len(sets),) + self.bias.shape)
         z += self.bias
         return z
