@@ -95,7 +95,8 @@ def curve_parts(args) -> None:
             objectives=(obj,), n_permutations=args.n_permutations, n_triples=args.n_triples,
             stability=args.stability if first else 0, graph=first and not args.no_graph,
             inference=args.resamples != 0, n_bootstrap=args.resamples or 20,
-            n_null=args.null or None, power_replicates=power.get(obj, 0), n_jobs=args.n_jobs)
+            n_null=args.null or None, power_replicates=power.get(obj, 0), n_jobs=args.n_jobs,
+            inference_selection=args.selection_resamples if first else 0)
         meta = part / "part.json"
         fresh = (part / "report.json").exists() and "point" in json.loads(
             (part / "report.json").read_text())["objectives"].get(obj, {})
@@ -109,6 +110,7 @@ def curve_parts(args) -> None:
                 "objective": obj, "power_replicates": power.get(obj, 0),
                 "n_bootstrap": args.resamples, "n_null": args.null or None,
                 "stability": settings.stability, "graph": settings.graph,
+                "selection_resamples": settings.inference_selection,
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
                 "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
         docs[obj] = json.loads((part / "report.json").read_text())
@@ -343,6 +345,8 @@ def main(argv=None) -> int:
     c.add_argument("--n-triples", type=int, default=200)
     c.add_argument("--stability", type=int, default=10)
     c.add_argument("--no-graph", action="store_true")
+    c.add_argument("--selection-resamples", type=int, default=50,
+                   help="example resamples B of the first part's selection verdicts (0: none)")
     c.add_argument("--n-jobs", type=int, default=1, help="joblib workers of each part")
     c.add_argument("--parts-only", action="store_true",
                    help="compute the parts (none as the first: no stability/graph), no merge")

@@ -86,26 +86,20 @@ stage_decompositions() {  # Figures 3/4/5 over six tasks (n = 400 each), every v
   $NICE $PY decompositions "${dirs[@]}" --out $RES/decompositions --resamples 200
 }
 
-HEAD_B=200     # example resamples B = label permutations K of the raw head accuracy part (M = 301)
-HEAD_CE_B=100  # the same for raw head cross-entropy
-HEAD_CAL_B=25  # the same for calibrated accuracy over heads (null p floor 1/26 = 0.038);
-               # head-level calibrated CE not computed
-
-curves_heads() {  # head level (M = 301): raw accuracy + cross-entropy, calibrated accuracy; the
-  # two raw parts at their own sizes (--parts-only), then merged
+curves_heads() {  # head level (M = 301): the block pages' three objectives at the same sizes
+  # (B = K = 200, power 20), one page; greedy stability over 3 replicates and no selection
+  # verdicts (a selection replicate reruns greedy over 301 members); the first part alone, the
+  # other two together, then merged
   local H=runs/smollm2-135m-sst2-head
-  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives accuracy --power accuracy=20 \
-    --resamples $HEAD_B --stability 3 --parts-only --with-first "$@"
-  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives cross_entropy --power cross_entropy=20 \
-    --resamples $HEAD_CE_B --parts-only "$@"
-  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives accuracy cross_entropy \
-    --power accuracy=20 cross_entropy=20 --resamples $HEAD_B --stability 3 "$@"
-  $NICE $PY curves $H $RES/smollm2-135m-sst2-head-calibrated \
-    --objectives accuracy_calibrated --power accuracy_calibrated=20 --resamples $HEAD_CAL_B \
-    --stability 3 --no-graph "$@"
+  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives accuracy_calibrated \
+    --power accuracy_calibrated=20 --stability 3 --selection-resamples 0 --parts-only --with-first "$@"
+  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives mi_readout accuracy \
+    --power mi_readout=20 accuracy=20 --parts-only "$@"
+  $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives "${OBJ4[@]}" \
+    --power accuracy_calibrated=20 mi_readout=20 accuracy=20 --stability 3 --selection-resamples 0 "$@"
 }
 
-stage_heads() {  # head level: not in the default stages (about 40 min of CPU at HEAD_B = 200)
+stage_heads() {  # head level: not in the default stages (about 20 min of CPU)
   step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
     --granularity head --out runs/smollm2-135m-sst2-head --quiet
   curves_heads

@@ -161,8 +161,7 @@ def test_small_run_documents(small_run, name):
 #: committed curves reports still in the schema before the verdict records (intervals of the
 #: old inference blocks without their estimate, information without units): expected to fail,
 #: strictly — a listed report that passes fails the suite, so the list stays exact
-OLD_SCHEMA = re.compile(r"^docs/results/(smollm2-135m-sst2-head(-calibrated)?/report\.json"
-                        r"|zoo/[^/]+/curves/report\.json)$")
+OLD_SCHEMA = re.compile(r"^docs/results/zoo/[^/]+/curves/report\.json$")
 #: the curves report's parts of a committed report (objectives, selection)
 CURVES_PARTS = re.compile(r"^(\[\d+\])?/(objectives|selection)/")
 
@@ -183,7 +182,7 @@ def test_old_schema_list_names_committed_reports():
     """Every pattern of the list still matches a committed report (no stale entry)."""
     names = [c.values[0] if hasattr(c, "values") else c for c in COMMITTED]
     listed = [n for n in names if OLD_SCHEMA.match(n)]
-    assert any("/zoo/" in n for n in listed) and any("-head" in n for n in listed), listed
+    assert listed and all("/zoo/" in n for n in listed), listed
 
 
 @pytest.mark.parametrize("name", COMMITTED)
