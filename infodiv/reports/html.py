@@ -55,7 +55,8 @@ img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
 .muted{color:#666}.lead{font-size:1.05em}.answer{display:flex;gap:1em;align-items:flex-start}
 .verdict-block{flex:7}.answer-figure{flex:3}.answer-figure img{max-height:520px}
 table.verdicts{margin:.3em 0}table.verdicts td{font-size:.8em;padding:.12em .4em}
-table.verdicts td small{font-size:.9em}details{margin:.8em 0}summary{cursor:pointer;font-weight:bold}
+table.verdicts td small{font-size:.9em}details{margin:.8em 0}
+summary{cursor:pointer;font-weight:bold}
 dt{font-weight:bold;margin-top:.4em}dd{margin-left:1.2em}body{max-width:1360px}
 table.verdicts th:nth-child(1){width:36%}table.verdicts th:nth-child(3){width:22%}
 """
