@@ -16,6 +16,15 @@ sections. The parts are merged into ``OUT/report.json`` (objectives in the given
 ``report.md`` rendered by ``curves_markdown`` from that JSON, the figures copied, and
 ``OUT/regeneration.json`` recording each part's settings and CPU seconds.
 
+``--claims`` names the registered claims (``infodiv.claims.CLAIMS``) a part judges; the
+default is the curves report's (``DEFAULT_CLAIMS``), computed as above. Any other claim set
+computes only the verdict records (``infodiv.reports.curves.curve_verdicts``: no curves, no
+figures) of each objective as a *claim part*, ``runs/.regen/parts/<OUT name>/<objective>+<claim
+>+...``, reused when its ``report.json`` exists, and no page (the parts of the page's other
+objectives are not named in such a call). The merge of a default call puts every claim part
+found for an objective beside that objective's default part: one verdict record per claim and
+objective (a claim in two parts of one objective: exit 2, naming both).
+
 ``decompositions`` writes per-task reports (every variant of Figures 3/5/7, information terms
 under the example bootstrap and the label null) and the cross-task Figure 3: per task
 ``junction_correlations`` (every variant, bootstrap with the series recomputed, leave-last-k
@@ -29,6 +38,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -77,11 +87,97 @@ def _power_map(items) -> dict:
     return out
 
 
+def _claim_set(names) -> tuple:
+    """The claims of ``--claims`` (None: the default set), validated against the registry
+    (an unknown name: one line naming the choices, exit 2)."""
+    from infodiv.claims import get_claims
+    from infodiv.reports.curves import DEFAULT_CLAIMS
+
+    if not names:
+        return DEFAULT_CLAIMS
+    try:
+        get_claims(names)
+    except ValueError as exc:
+        print(f"regenerate_results.py curves: --claims: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return tuple(names)
+
+
+def _claim_part_dir(parts_root: Path, objective: str, claims) -> Path:
+    """The folder of a claim part: the objective and its claims joined by '+'."""
+    return parts_root / "+".join((objective, *claims))
+
+
+def claim_parts(args, claims) -> None:
+    """The verdict records of ``claims`` on each objective, one resumable claim part each
+    (module docstring)."""
+    from infodiv.reports.curves import CurvesSettings, curve_verdicts
+    from infodiv.reports.serialize import jsonable, write_json
+
+    contrib, root = _load(args.run_dir)
+    power = _power_map(args.power)
+    for obj in args.objectives:
+        part = _claim_part_dir(PARTS / Path(args.out).name, obj, claims)
+        settings = CurvesSettings(
+            objectives=(obj,), claims=claims, n_permutations=args.n_permutations,
+            n_triples=args.n_triples, n_bootstrap=args.resamples, n_null=args.null or None,
+            power_replicates=power.get(obj, 0), n_jobs=args.n_jobs)
+        meta = part / "part.json"
+        if meta.exists() and (part / "report.json").exists():
+            done = json.loads(meta.read_text())
+            print(f"[curves] {part.name}: reused (resume; B = {done['n_bootstrap']}, power "
+                  f"{done['power_replicates']}; delete the folder to recompute)", flush=True)
+            continue
+        print(f"[curves] {part.name}: computing (B = {args.resamples}, power "
+              f"{power.get(obj, 0)})", flush=True)
+        part.mkdir(parents=True, exist_ok=True)
+        t0, w0 = time.process_time(), time.perf_counter()
+        entry = curve_verdicts(contrib, obj, settings, progress=True)
+        cpu, wall = time.process_time() - t0, time.perf_counter() - w0
+        write_json(part / "report.json", jsonable({
+            "run": {"N": contrib.n_examples, "M": contrib.n_members},
+            "settings": {"claims": list(claims), **settings.sizes()},
+            "objectives": {obj: entry}}))
+        meta.write_text(json.dumps({
+            "objective": obj, "claims": list(claims), "power_replicates": power.get(obj, 0),
+            "n_bootstrap": args.resamples, "n_null": settings.k_null,
+            "n_permutations": args.n_permutations, "n_triples": args.n_triples,
+            "cpu_s": cpu, "wall_s": wall, "n_jobs": args.n_jobs, "commit": _commit()},
+            indent=1))
+        print(f"[curves] {part.name}: {cpu:.0f} CPU s", flush=True)
+
+
+def _merge_claim_parts(parts_root: Path, obj: str, entry: dict, record: dict) -> None:
+    """Put the verdict records of every claim part of ``obj`` into ``entry`` (the default
+    part's) and their settings into ``record``; a claim twice: exit 2 naming both parts."""
+    owner = {name: obj for name in entry.get("verdicts") or {}}
+    for part in sorted(parts_root.glob(f"{obj}+*")):
+        if not (part / "report.json").exists() or not (part / "part.json").exists():
+            print(f"[curves] {part.name}: unfinished claim part, left out", flush=True)
+            continue
+        extra = json.loads((part / "report.json").read_text())["objectives"][obj]
+        for name, verdict in (extra.get("verdicts") or {}).items():
+            if name in owner:
+                print(f"regenerate_results.py curves: claim {name} of {obj} is in both part "
+                      f"{owner[name]} and part {part.name} (one verdict per claim and "
+                      f"objective): delete one of {parts_root}/{{{owner[name]},{part.name}}}",
+                      file=sys.stderr)
+                raise SystemExit(2)
+            owner[name] = part.name
+            entry.setdefault("verdicts", {})[name] = verdict
+        entry.setdefault("not_tested", {}).update(extra.get("not_tested") or {})
+        record["parts"][part.name] = json.loads((part / "part.json").read_text())
+
+
 def curve_parts(args) -> None:
-    from infodiv.reports.curves import CurvesSettings, curves_report
+    from infodiv.reports.curves import DEFAULT_CLAIMS, CurvesSettings, curves_report
     from infodiv.reports.curves_md import curves_markdown
     from infodiv.reports.serialize import write_json
 
+    claims = _claim_set(args.claims)
+    if claims != DEFAULT_CLAIMS:
+        claim_parts(args, claims)
+        return
     contrib, root = _load(args.run_dir)
     out = Path(args.out)
     power = _power_map(args.power)
@@ -122,11 +218,16 @@ def curve_parts(args) -> None:
               "greedy stability; delete it to recompute", flush=True)
     merged = dict(docs[args.objectives[0]])
     merged["objectives"] = {o: d["objectives"][o] for o, d in docs.items()}
+    for o, entry in merged["objectives"].items():
+        if "error" not in entry:
+            _merge_claim_parts(parts_root, o, entry, record)
     merged["timings_s"] = {o: d["timings_s"].get(o) for o, d in docs.items()}
     # one number when every part ran the same power replicates (what curves_markdown prints),
     # else one per objective
     per_obj = {o: power.get(o, 0) for o in args.objectives}
     merged["settings"] = {**merged["settings"], "objective": list(args.objectives),
+                          "claims_by_objective": {o: list(e.get("verdicts") or {})
+                                                  for o, e in merged["objectives"].items()},
                           "power_replicates": (per_obj[args.objectives[0]]
                                                if len(set(per_obj.values())) == 1 else per_obj)}
     # the report folder moves from the part to OUT: the run folder relative to OUT
@@ -339,6 +440,9 @@ def main(argv=None) -> int:
     c.add_argument("out")
     c.add_argument("--objectives", nargs="+", required=True)
     c.add_argument("--power", nargs="*", default=[], help="OBJECTIVE=N surrogates per kind")
+    c.add_argument("--claims", nargs="+", default=None,
+                   help="registered claims judged on each objective (default: the curves "
+                        "report's; any other set: claim parts only, merged by a default call)")
     c.add_argument("--resamples", type=int, default=200, help="example resamples B (0: none)")
     c.add_argument("--null", type=int, default=0, help="label permutations K (0: = B)")
     c.add_argument("--n-permutations", type=int, default=200)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate everything under docs/results/ (except docs/results/zoo/).
 #
-#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves decompositions
+#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves claims decompositions
 #                                                 # readme (default) and heads (M = 301, opt-in)
 #
 # Resumable: every step writes runs/.regen/<step>.done when it finishes and is skipped when that
@@ -67,6 +67,27 @@ curves_block() {  # both block runs, all three objectives (the first, calibrated
     --power accuracy_calibrated=20 mi_readout=20 accuracy=20 "$@"
 }
 
+NEW_CLAIMS=(premise redundancy_cost gains_vs_control marginal_gain_redundancy)
+
+new_claims() {  # RUN OUT: the claims that tell redundancy from a ceiling (Theorem 7's premise,
+  # the redundancy cost, the gain profile against the conditionally independent control, marginal
+  # gain against redundancy) on calibrated accuracy and usable information, B = K = 200, power 20;
+  # Theorem 8's Eq. 12 report once (its statistic reads the member vectors, not the objective;
+  # ~2 CPU s per usable-information fit at n = 872, so B = K = 20, no power: a report never
+  # detects); then the page merged again (its default parts reused, every claim part added)
+  $NICE $PY curves "$1" "$2" --objectives accuracy_calibrated mi_readout --claims "${NEW_CLAIMS[@]}" \
+    --power accuracy_calibrated=20 mi_readout=20
+  $NICE $PY curves "$1" "$2" --objectives accuracy_calibrated --claims theorem8 --resamples 20 \
+    --n-permutations 60
+  $NICE $PY curves "$1" "$2" --objectives "${OBJ4[@]}" --power accuracy_calibrated=20 mi_readout=20 \
+    accuracy=20
+}
+
+stage_claims() {  # the block pages' new claims (claim parts, resumable), merged onto the pages
+  new_claims runs/smollm2-135m-sst2-block $RES/smollm2-135m-sst2-block
+  new_claims runs/stories260k-sst2-block $RES/stories260k-sst2-block
+}
+
 stage_curves() {  # B = K = 200 example resamples / label permutations, 200 orders, 200 triples;
   # power: 20 surrogates of each claim's matched kind and of shuffled labels (per-example
   # objectives fit once per surrogate)
@@ -108,10 +129,10 @@ stage_heads() {  # head level: not in the default stages (about 20 min of CPU)
 stage_readme() { $PY readme; }
 
 stages=("$@")
-[[ ${#stages[@]} -eq 0 ]] && stages=(extract curves decompositions readme)
+[[ ${#stages[@]} -eq 0 ]] && stages=(extract curves claims decompositions readme)
 for s in "${stages[@]}"; do
   case $s in
-    extract|curves|decompositions|heads|readme) "stage_$s" ;;
-    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves decompositions heads readme)" >&2; exit 2 ;;
+    extract|curves|claims|decompositions|heads|readme) "stage_$s" ;;
+    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves claims decompositions heads readme)" >&2; exit 2 ;;
   esac
 done
