@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--warmup", type=int, default=100)
-    p.add_argument("--grid-steps", type=int, default=8000)
+    p.add_argument("--grid-steps", type=int, default=16000)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4, 6, 8])
     p.add_argument("--shared-depths", type=int, nargs="+", default=[2, 4])
