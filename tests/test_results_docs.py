@@ -77,8 +77,10 @@ def test_block_reports_carry_every_verdict_record(folder):
     assert doc["settings"]["objective"] == BLOCK_OBJECTIVES
     assert list(doc["objectives"]) == BLOCK_OBJECTIVES
     for obj, entry in doc["objectives"].items():
-        assert "point" in entry and set(entry["verdicts"]) == CURVE_CLAIMS, obj
+        assert "point" in entry and CURVE_CLAIMS <= set(entry["verdicts"]), obj
         for name, v in entry["verdicts"].items():
+            if name not in CURVE_CLAIMS:   # a claim part's record: test_block_page_new_claims
+                continue
             assert v["objective"] == obj and v["units"], (obj, name)
             assert v["n_bootstrap"] == 200 and v["n_permutations"] == 200, (obj, name)
             for rate in (v["power"], v["false_positive"]):
@@ -88,6 +90,61 @@ def test_block_reports_carry_every_verdict_record(folder):
     assert set(verdicts) == {"greedy_beats_random", "greedy_beats_prefix"}
     assert all(0 <= v["power"]["rate"] <= 1 for v in verdicts.values())
     assert doc["selection"]["objective"] == BLOCK_OBJECTIVES[0]
+
+
+def _new_claims():
+    """The registered claims that are neither the curves report's defaults nor the selection's
+    (the claims that tell redundancy from a ceiling, and Theorem 8's report)."""
+    from infodiv.claims import CLAIMS, SELECTION_CLAIMS
+    from infodiv.reports.curves import DEFAULT_CLAIMS
+
+    return [n for n in CLAIMS if n not in (*DEFAULT_CLAIMS, *SELECTION_CLAIMS)]
+
+
+#: the block pages that carry the new claims, and the objectives they are judged on
+NEW_CLAIM_PAGES = {"smollm2-135m-sst2-block": ("accuracy_calibrated", "mi_readout")}
+
+
+@pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
+def test_block_page_new_claims(folder):
+    """The page carries, on calibrated accuracy and usable information, a verdict record of
+    every new claim with its estimate inside its interval, its label null, and power and
+    shuffled-label rate (rate = detected / surrogates, the surrogates its part ran); Theorem 8's
+    report (no test: never detected, bounds ordered) once; report.md prints each record's
+    power and shuffled-label rate; regeneration.json the CPU seconds of every claim part."""
+    doc = json.loads((RESULTS / folder / "report.json").read_text())
+    parts = json.loads((RESULTS / folder / "regeneration.json").read_text())["parts"]
+    md = (RESULTS / folder / "report.md").read_text()
+    new = _new_claims()
+    assert "theorem8" in new and len(new) >= 5, new
+    reports = [(o, e["verdicts"]["theorem8"]) for o, e in doc["objectives"].items()
+               if "theorem8" in e.get("verdicts", {})]
+    assert len(reports) == 1, [o for o, _ in reports]
+    t8 = reports[0][1]["extra"]
+    assert t8["report_only"] and not reports[0][1]["detected"]
+    assert 0 <= t8["error_lower_bound"] <= t8["error_upper_bound"] <= 1, t8
+    assert 0 <= t8["mi_lower"] <= t8["mi_upper"] <= t8["h_y"] + 1e-12, t8
+    for obj in NEW_CLAIM_PAGES[folder]:
+        verdicts = doc["objectives"][obj]["verdicts"]
+        for name in (n for n in new if n != "theorem8"):
+            v = verdicts[name]
+            assert v["claim"] == name and v["objective"] == obj, (obj, name)
+            if v["interval"] is not None:   # a vector statistic's own rule (premise): none
+                assert v["interval"][0] <= v["estimate"] <= v["interval"][1], (obj, name)
+                assert v["null_mean"] is not None, (obj, name)
+            assert 0 < v["p"] <= 1, (obj, name)
+            part = next(p for k, p in parts.items()
+                        if k.startswith(obj + "+") and name in p["claims"])
+            assert part["cpu_s"] > 0 and v["n_bootstrap"] == part["n_bootstrap"], (obj, name)
+            assert v["n_permutations"] == part["n_null"], (obj, name)
+            for rate in (v["power"], v["false_positive"]):
+                assert rate["n"] == part["power_replicates"] > 0, (obj, name)
+                assert rate["rate"] == pytest.approx(rate["n_detected"] / rate["n"]), (obj, name)
+            section = next(s for s in md.split("\n## ") if s.startswith(obj + "\n"))
+            line = next(ln for ln in section.split("\n")
+                        if ln.startswith(f"- **{name.replace('_', ' ')}**: "))
+            assert (f"detected with probability {v['power']['rate']:.2f}" in line
+                    and f"fires with probability {v['false_positive']['rate']:.2f}" in line), line
 
 
 @pytest.mark.parametrize("folder", BLOCKS)
