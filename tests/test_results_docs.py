@@ -102,7 +102,7 @@ def _new_claims():
 
 
 #: the block pages that carry the new claims, and the objectives they are judged on
-NEW_CLAIM_PAGES = {"smollm2-135m-sst2-block": ("accuracy_calibrated", "mi_readout")}
+NEW_CLAIM_PAGES = {folder: ("accuracy_calibrated", "mi_readout") for folder in BLOCKS}
 
 
 @pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
