@@ -101,8 +101,8 @@ def _new_claims():
     return [n for n in CLAIMS if n not in (*DEFAULT_CLAIMS, *SELECTION_CLAIMS)]
 
 
-#: the block pages that carry the new claims, and the objectives they are judged on
-NEW_CLAIM_PAGES = {folder: ("accuracy_calibrated", "mi_readout") for folder in BLOCKS}
+#: the block pages that carry the new claims, and the objectives they are judged on (all three)
+NEW_CLAIM_PAGES = {folder: tuple(BLOCK_OBJECTIVES) for folder in BLOCKS}
 
 
 @pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
