@@ -175,3 +175,17 @@ def test_theorem8_record_is_a_report(base):
     assert rec.extra["report_only"]
     assert rec.estimate == pytest.approx(rec.extra["best_readout_error"])
     assert rec.extra["error_lower_bound"] <= rec.extra["error_upper_bound"]
+
+
+def test_theorem8_report_prints_its_bounds_not_a_verdict(base):
+    from infodiv.reports.curves_md import record_line
+
+    rec = evaluate(base, [CLAIMS["theorem8"]], DESIGN, n_bootstrap=20, n_permutations=20,
+                   n_mc=2, n_power=0, random_state=0)["records"]["theorem8"]
+    doc = rec.to_dict()
+    assert doc["text"] == "a report, not a test (no verdict, no power)"
+    line = record_line("theorem8", doc)
+    e = rec.extra
+    assert f"{e['error_lower_bound']:.3g} ≤ P_e* ≤ {e['error_upper_bound']:.3g}" in line
+    assert f"held-out error {e['best_readout_error']:.3g} is consistent" in line
+    assert "not detected" not in line and "power not computed" not in line

@@ -22,7 +22,7 @@ import numpy as np
 from ..inference.claim import Claim
 from ._control import needs_members
 
-__all__ = ["CLAIM", "bounds", "decide", "FIELDS"]
+__all__ = ["CLAIM", "bounds", "decide", "report", "FIELDS"]
 
 #: the statistic's entries, in order
 FIELDS = ("mi", "mi_interval_low", "mi_interval_high", "mi_lower", "mi_upper",
@@ -60,6 +60,17 @@ def decide(value, se, null, alpha) -> tuple[bool, dict]:
                             "U, not the model's own argmax error"}}
 
 
+def report(extra: dict) -> str:
+    """The report's sentence: the Eq. 12 bounds beside the best readout's held-out error."""
+    verdict = "consistent" if extra["consistent"] else "below the lower bound: contradicts " \
+        "the bracket on I"
+    return (f"a report, not a test: {extra['error_lower_bound']:.3g} ≤ P_e* ≤ "
+            f"{extra['error_upper_bound']:.3g} (Eq. 12, the Bayes error given all members, "
+            f"from I(U;Y) = {extra['mi']:.3g} bits, bracket [{extra['mi_lower']:.3g}, "
+            f"{extra['mi_upper']:.3g}]); the best readout's held-out error "
+            f"{extra['best_readout_error']:.3g} is {verdict}")
+
+
 CLAIM = Claim(
     name="theorem8",
     theorem="Theorem 8 / Eq. 12: error bounds from I(U;Y) (a report, not a test)",
@@ -72,4 +83,5 @@ CLAIM = Claim(
              "readout's held-out error is shown beside them",
     rule="report only: never a detection (Eq. 12 bounds from the bracket of I; alpha "
          "{alpha} unused)",
-    decide=decide, applies=needs_members, units="error rate (fraction of examples)")
+    decide=decide, applies=needs_members, units="error rate (fraction of examples)",
+    report=report)

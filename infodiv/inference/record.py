@@ -86,6 +86,8 @@ class VerdictRecord:
     def text(self) -> str:
         """The sentence a report prints: verdict, power beside it, calibration."""
         word = "detected" if self.detected else "not detected"
+        if self.extra.get("report_only"):
+            return "a report, not a test (no verdict, no power)"
         if self.power is None:
             out = f"{word}; power not computed (power replicates 0)"
         else:
