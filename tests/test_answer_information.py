@@ -65,7 +65,7 @@ def _usable_entry(best, low_bound=0.1):
         "relevancy": {"value": 0.6, "ci": [0.5, 0.7]},
         "diversity": {"value": -0.1, "ci": [-0.2, 0.0]},
         "bound_lower": {"value": low_bound}, "bound_upper": {"value": 0.25},
-        "best_readout_error": best, "prefix": prefix, "h_y": 1.0}}}}
+        "prefix": prefix, "h_y": 1.0}}}}
 
 
 def test_theorem8_is_consistent_unless_an_error_lies_below_the_lower_bound():

@@ -155,8 +155,6 @@ class Claim:
     units : the units of the estimate; ``{units}`` is filled with the objective's
         (``"{units} per member"`` for a slope over set sizes, ``"dimensionless"`` for a
         correlation)
-    report : optional ``report(extra) -> str`` of a report-only claim (its ``decide`` marks
-        ``extra["report_only"]``): what the report says, from the record's ``extra``
     """
 
     name: str
@@ -173,7 +171,6 @@ class Claim:
     surrogate_kwargs: Callable[[Any, Design], dict] | None = None
     applies: Callable[[Any, Design], str | None] | None = None
     units: str = "{units}"
-    report: Callable[[dict], str] | None = None
 
     def __post_init__(self):
         if self.direction not in DIRECTIONS:

@@ -133,7 +133,7 @@ def valid_inference(contrib, *, n_null: int = 19, n_boot: int = 2000, seed: int 
             "bound_upper": {"value": t["error_upper_bound"], "units": "probability",
                             "meaning": "upper bound on the Bayes error given U (at the lower "
                                        "end of the bracket)"},
-            "best_readout_error": prefix["error"][-1], "prefix": prefix,
+            "prefix": prefix,
             "h_y": h_y, "units": "bits", "terms": t}
 
 

@@ -24,11 +24,10 @@ Verdict words (one rule, :func:`verdict_word`):
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from ..inference.power import wilson_interval as wilson
-from .answer_information import information_answer, information_rows_html
+from .answer_information import _e, _interval, information_answer, information_rows_html
 from .summary import _read, fmt
 
 __all__ = ["answer", "answer_html", "verdict_word", "find_records", "model_at_chance",
@@ -160,14 +159,6 @@ def answer(root) -> dict:
             else None, "theorem1": theorem1,
             "information": information_answer(dec, n, None if acc is None else 1.0 - acc),
             "verdicts": lines}
-
-
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _interval(iv) -> str:
-    return "" if not iv else f" [{fmt(iv[0])}, {fmt(iv[1])}]"
 
 
 def _size(x) -> str:

@@ -37,7 +37,8 @@ def information_answer(dec: dict, n: int | None, model_error: float | None) -> d
         return None
     j, r, d = v["joint"], v["relevancy"], v["diversity"]
     low_b, up_b = v["bound_lower"]["value"], v["bound_upper"]["value"]
-    best = v.get("best_readout_error")
+    prefix = v.get("prefix")
+    best = prefix["error"][-1] if prefix else None   # the last prefix is all members
     out = {"units": "bits", "n": int(n), "h_y": v["h_y"], "joint": j["value"],
            "joint_ci": j["ci"], "bracket": j["bracket"], "upper_kind": j["upper_kind"],
            "families": sorted(set(j["families"])), "joint_p": j.get("p"),
@@ -47,7 +48,7 @@ def information_answer(dec: dict, n: int | None, model_error: float | None) -> d
            "diversity_corrected": d.get("corrected"),
            "diversity_corrected_ci": d.get("corrected_ci"),
            "error_lower_bound": low_b, "error_upper_bound": up_b,
-           "model_error": model_error, "prefix": v.get("prefix")}
+           "model_error": model_error, "prefix": prefix}
     if best is not None:
         out["best_readout_error"] = best
         out["best_readout_error_ci"] = list(wilson(round(best * n), n))
@@ -60,8 +61,8 @@ def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _iv(pair) -> str:
-    return "" if not pair or None in pair else f" [{fmt(pair[0])}, {fmt(pair[1])}]"
+def _interval(iv) -> str:
+    return "" if not iv else f" [{fmt(iv[0])}, {fmt(iv[1])}]"
 
 
 def _row(claim, small, css, verdict, reason, estimate, note) -> str:
@@ -80,18 +81,21 @@ def _joint_row(a: dict) -> str:
                 "usable information H(Y) − held-out cross-entropy of the best readout "
                 f"({', '.join(a['families'])})",
                 "ok" if present else "muted", "present" if present else "none measured",
-                f"bracket on I itself{_iv(a['bracket'])} (upper: {a['upper_kind']}); {null}",
-                f"{fmt(a['joint'])}{_iv(a['joint_ci'])}",
+                f"bracket on I itself{_interval(a['bracket'])} (upper: {a['upper_kind']}); {null}",
+                f"{fmt(a['joint'])}{_interval(a['joint_ci'])}",
                 f"bits (H(Y) = {fmt(a['h_y'])}), n = {a['n']}")
+
+
+_MONOTONE = "Theorems 5–6: R, TC, TC|Y and I grow with the set; only D moves either way"
 
 
 def _monotone_row(a: dict) -> str:
     p = a.get("prefix")
-    d = f"D = I − R = {fmt(a['diversity'])}{_iv(a['diversity_ci'])}"
+    d = f"D = I − R = {fmt(a['diversity'])}{_interval(a['diversity_ci'])}"
     if not p:
-        return _row("Theorems 5–6: R, TC, TC|Y and I grow with the set; only D moves either way",
-                    "chain rule", "ok", "proved", "not measured along an order in this run",
-                    d, f"bits, all members, n = {a['n']}")
+        return _row(_MONOTONE, "chain rule", "ok", "proved",
+                    "not measured along an order in this run", d,
+                    f"bits, all members, n = {a['n']}")
     st = p["steps"]
     beyond = st["n_falls_beyond_intervals"]
     reason = (f"estimated I along the depth order {fmt(p['joint'][0])} → {fmt(p['joint'][-1])} "
@@ -99,8 +103,7 @@ def _monotone_row(a: dict) -> str:
               f"{st['n_steps']} steps fall, {beyond} beyond their intervals")
     if beyond:
         reason += " (the readout's learning cost grows with the dimension; the true I cannot)"
-    return _row("Theorems 5–6: R, TC, TC|Y and I grow with the set; only D moves either way",
-                f"chain rule; D along the depth order {fmt(p['diversity'][0])} → "
+    return _row(_MONOTONE, f"chain rule; D along the depth order {fmt(p['diversity'][0])} → "
                 f"{fmt(p['diversity'][-1])} bits", "ok" if not beyond else "muted",
                 "proved; estimates agree" if not beyond else "proved; estimates fall",
                 reason, d, f"bits, all members, n = {a['n']}")
@@ -115,7 +118,7 @@ def _theorem8_row(a: dict) -> str:
         verdict, css = ("consistent", "ok") if ok else ("contradicts the bracket", "bad")
         own = "" if a["model_error"] is None else f"; the model's own error {fmt(a['model_error'])}"
         reason = (f"best readout's held-out error {fmt(best)}"
-                  f"{_iv(a['best_readout_error_ci'])}{own}")
+                  f"{_interval(a['best_readout_error_ci'])}{own}")
         note = "bounds on the Bayes error given all members, not on the model's argmax error"
     return _row("Theorem 8 (Eq. 12): I(U;Y) bounds the error of the best classifier of the "
                 "members", "bounds at the ends of the bracket on I", css, verdict, reason,

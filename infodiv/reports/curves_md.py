@@ -14,13 +14,7 @@ __all__ = ["curves_markdown", "record_line", "flag_records"]
 
 def record_line(name: str, r: dict) -> str:
     """One verdict record as a markdown bullet: verdict and power, then its numbers."""
-    text = r["text"]
-    if (r.get("extra") or {}).get("report_only"):
-        from ..claims import CLAIMS
-
-        claim = CLAIMS.get(r.get("claim"))
-        text = claim.report(r["extra"]) if claim is not None and claim.report else \
-            "a report, not a test"
+    text = (r.get("extra") or {}).get("report_text") or r["text"]   # a report says its numbers
     line = (f"- **{name.replace('_', ' ')}**: {text}. {r['statistic']}: "
             f"{num(r['estimate'], '.3g')}")
     if r.get("units"):
