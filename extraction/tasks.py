@@ -329,7 +329,8 @@ class Task:
 
 
 def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shots: int = 0,
-             seed: int = 0, fixed_demos: bool = False) -> Task:
+             seed: int = 0, fixed_demos: bool = False, start: int = 0,
+             demo_start: int | None = None) -> Task:
     """Load one of the paper's tasks with its Table 3 template and options.
 
     Parameters
@@ -346,7 +347,8 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
     split : str, optional
         Default ``"test"`` for AG News, ``"validation"`` (MNLI: ``validation_matched``) else.
     n : int or None
-        Keep the first ``n`` examples of the split (None: all).
+        Keep ``n`` examples of the split, rows ``start .. start + n - 1`` (None: all from
+        ``start``).
     shots : int
         Number of seeded demonstrations prepended to every prompt, drawn from the train split
         when the data has one, else from the same split excluding the example.
@@ -356,6 +358,18 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
         The same ``shots`` demonstrations in front of every prompt (one draw; from the same
         split: among the examples not kept by ``n``), so every prompt shares them as a token
         prefix (computed once by :mod:`extraction.savings`). Default: a draw per example.
+    start : int
+        Index of the first example row of the split (default 0, the paper's rows): rows
+        outside a set of analysed rows, e.g. for choosing a prompt setting on held-out rows.
+        With ``shots`` and no train split the demonstrations must be fixed
+        (``fixed_demos``): a per-example draw from the same split would not know which rows
+        are examples.
+    demo_start : int, optional
+        With ``fixed_demos`` and no train split: draw the demonstrations among rows
+        ``demo_start ..`` of the split (default: the rows after the examples). It must not be
+        below ``start + n``, so no example is a demonstration; giving the same ``demo_start``
+        and ``seed`` to two runs over different rows gives both the same demonstrations.
+        ``meta["demo_rows"]`` records the rows drawn from.
 
     Returns
     -------
@@ -375,25 +389,59 @@ def get_task(name: str, *, data_dir=None, split=None, n: int | None = 2000, shot
         raise ValueError(f"n must be a positive integer or None, got {n!r}")
     if isinstance(shots, bool) or not isinstance(shots, numbers.Integral) or shots < 0:
         raise ValueError(f"shots must be a non-negative integer, got {shots!r}")
+    if isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0:
+        raise ValueError(f"start must be a non-negative integer, got {start!r}")
+    if demo_start is not None and (isinstance(demo_start, bool)
+                                   or not isinstance(demo_start, numbers.Integral)
+                                   or demo_start < 0):
+        raise ValueError(f"demo_start must be a non-negative integer or None, got {demo_start!r}")
+    if demo_start is not None and not (shots and fixed_demos):
+        raise ValueError(f"demo_start={demo_start} needs fixed demonstrations (shots >= 1 and "
+                         "fixed_demos)")
     spec, records, labels, meta, pool = load_task_records(name, data_dir=data_dir, split=split,
                                                           with_pool=shots > 0)
     full = Task(spec.name, spec.template, list(spec.options), records, labels, meta,
                 spec.truncatable)
+    if start >= len(full):
+        raise ValueError(f"start={start} but the {spec.name} split holds only {len(full)} rows")
     task = full
-    if n is not None and n < len(full):
-        task = Task(full.name, full.template, full.options, full.records[:n], full.labels[:n],
-                    dict(meta), full.truncatable)
+    stop = len(full) if n is None else min(len(full), start + n)
+    if start or stop < len(full):
+        task = Task(full.name, full.template, full.options, full.records[start:stop],
+                    full.labels[start:stop], dict(meta), full.truncatable)
     task.meta.update(n=len(task), n_available=len(full), shots=int(shots), seed=int(seed))
+    if start:
+        task.meta["start"] = int(start)
     if shots:
         if pool is not None:
+            if demo_start is not None:
+                raise ValueError(f"demo_start={demo_start}: {spec.name} has a train split, and "
+                                 "the demonstrations are drawn from it")
             p_records, p_labels, p_meta = pool
             pool_task = Task(full.name, full.template, full.options, p_records, p_labels, p_meta,
                              full.truncatable)
             return task.with_demonstrations(shots, pool=pool_task, seed=seed, fixed=fixed_demos)
-        # same split: draw from all of it (not only the first n), excluding the example itself
-        demos = demo_prefixes(full, len(task), shots, seed, exclude_self=True,
-                               fixed=fixed_demos)
-        meta = dict(task.meta, demo_source="same split, self excluded", fixed_demos=fixed_demos)
+        if fixed_demos:   # same split: one draw among rows that are no example
+            first = stop if demo_start is None else int(demo_start)
+            if first < stop:
+                raise ValueError(f"demo_start={first} is below the end of the examples (rows "
+                                 f"{start}..{stop - 1}): demonstrations would be examples")
+            if first >= len(full):
+                raise ValueError(f"fixed demonstrations are drawn among rows {first}.. but the "
+                                 f"{spec.name} split holds only {len(full)} rows")
+            rest = Task(full.name, full.template, full.options, full.records[first:],
+                        full.labels[first:], dict(meta), full.truncatable)
+            demos = demo_prefixes(rest, len(task), shots, seed, exclude_self=False, fixed=True)
+            extra = {"demo_rows": [first, len(full)]} if demo_start is not None else {}
+        elif start:
+            raise ValueError(f"start={start} with per-example demonstrations from the same split "
+                             "is not supported: use fixed_demos (one draw among rows that are "
+                             "no example)")
+        else:   # same split: draw from all of it (not only the first n), excluding the example
+            demos = demo_prefixes(full, len(task), shots, seed, exclude_self=True)
+            extra = {}
+        meta = dict(task.meta, demo_source="same split, self excluded", fixed_demos=fixed_demos,
+                    **extra)
         task = Task(task.name, task.template, task.options, task.records, task.labels, meta,
                     task.truncatable, demo_items=demos)
     return task

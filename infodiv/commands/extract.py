@@ -55,11 +55,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="columns of u: the option tokens (default) or the whole vocabulary")
     parser.add_argument("--n", type=positive_int, default=2000,
                         help="first N examples of the split (default 2000)")
+    parser.add_argument("--start", type=nonneg_int, default=0,
+                        help="with --task: first example row of the split, so the examples are "
+                             "rows START..START+N-1 (default 0), e.g. held-out rows for "
+                             "choosing a prompt setting")
     parser.add_argument("--shots", type=nonneg_int, default=0, help="in-context demonstrations")
     parser.add_argument("--fixed-demos", action="store_true",
                         help="with --shots: the same demonstrations in front of every prompt "
                              "(one seeded draw from records that are no example), so their "
                              "tokens are a shared prefix computed once (extraction.savings)")
+    parser.add_argument("--demo-start", type=nonneg_int, default=None,
+                        help="with --task --fixed-demos on a split without a train split: draw "
+                             "the demonstrations among rows DEMO_START.. (not below the end of "
+                             "the examples; default: the rows after them), so that runs over "
+                             "different rows share one draw")
     parser.add_argument("--seed", type=nonneg_int, default=0,
                         help="seed of the demonstration draws")
     parser.add_argument("--split", default=None, help="dataset split (default: the paper's)")
@@ -104,7 +113,12 @@ def _task(args):
             raise ValueError(f"--{stray[0].replace('_', '-')} needs --task-file (the named "
                              "tasks have their own template and options)")
         return get_task(args.task, data_dir=args.data_dir, split=args.split, n=args.n,
-                        shots=args.shots, seed=args.seed, fixed_demos=args.fixed_demos)
+                        shots=args.shots, seed=args.seed, fixed_demos=args.fixed_demos,
+                        start=args.start, demo_start=args.demo_start)
+    for flag, value in (("--start", args.start or None), ("--demo-start", args.demo_start)):
+        if value is not None:
+            raise ValueError(f"{flag} {value} needs --task (a task file's rows are chosen in "
+                             "the file)")
     task = _load_file(args, args.n)
     if args.shots:
         if task.n_unlabelled and not args.fixed_demos:
