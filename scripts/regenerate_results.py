@@ -419,6 +419,149 @@ def information(args) -> None:
           flush=True)
 
 
+def agnews_select(args) -> None:
+    """The prompt-setting comparison on held-out rows: per setting (one extracted run each, the
+    same rows), the model's own accuracy (argmax of its option logits) with its Wilson 95%
+    interval; ``chosen`` is the setting of the highest accuracy (the first listed on a tie).
+    Written to ``--out`` (JSON); the setting name is the run folder's name after 'select-'."""
+    from infodiv.inference.power import wilson_interval
+    from infodiv.reports.serialize import write_json
+
+    settings, rows = {}, None
+    for run_dir in args.run_dirs:
+        contrib, _ = _load(run_dir)
+        meta = contrib.meta.get("task_meta") or {}
+        span = [meta.get("start", 0), meta.get("start", 0) + contrib.n_examples]
+        if rows is not None and span != rows:
+            print(f"regenerate_results.py agnews-select: {run_dir} holds rows {span[0]}.."
+                  f"{span[1] - 1}, the first run rows {rows[0]}..{rows[1] - 1}: compare one "
+                  "set of rows", file=sys.stderr)
+            raise SystemExit(2)
+        rows = span
+        correct = contrib.logits.argmax(axis=1) == contrib.labels
+        k, n = int(correct.sum()), int(correct.size)
+        name = Path(run_dir).name.removeprefix("select-")
+        settings[name] = {
+            "run_dir": str(run_dir), "n": n, "correct": k, "accuracy": k / n,
+            "accuracy_ci": list(wilson_interval(k, n)),
+            "chat_template": bool(contrib.meta.get("chat_template")),
+            "shots": int(meta.get("shots", 0)), "fixed_demos": bool(meta.get("fixed_demos")),
+            "demo_rows": meta.get("demo_rows")}
+    chosen = max(settings, key=lambda s: settings[s]["accuracy"])
+    write_json(Path(args.out), {
+        "task": "ag_news", "split": "test", "rows": rows, "rule": (
+            "the setting of the highest accuracy of the model's own option logits on these "
+            "held-out rows (outside the analysed rows 0-1999); Wilson 95% intervals"),
+        "settings": settings, "chosen": chosen})
+    listed = ", ".join(f"{name} {v['accuracy']:.4f}" for name, v in settings.items())
+    print(f"[agnews-select] {listed}: chosen {chosen}", flush=True)
+
+
+def agnews_decompose(args) -> None:
+    """What ``infodiv decompose`` writes (bias-diversity in every variant, module shares,
+    junction curves with the fixed-scale and the logit-lens readout, Figures 3/5/7 in every
+    variant, the usable information terms: I(U;Y) with its bracket, relevancy, D by the
+    identity) for one run, as one resumable part ``runs/.regen/parts/<OUT name>/decompositions``
+    (``part.json``: settings and CPU seconds), copied to ``OUT/decompositions/``."""
+    from infodiv.reports.decomposition import decomposition_report
+
+    out = Path(args.out)
+    part = PARTS / out.name / "decompositions"
+    meta = part / "part.json"
+    settings = {"info_methods": list(args.info_methods), "inference": args.resamples,
+                "info_null": args.info_null, "every_variant": True}
+    if meta.exists() and json.loads(meta.read_text()).get("settings") == settings:
+        print(f"[decompose] {out.name}: reused (resume; delete {part} to recompute)", flush=True)
+    else:
+        contrib, _ = _load(args.run_dir)
+        print(f"[decompose] {out.name}: computing {settings}", flush=True)
+        t0, w0 = time.process_time(), time.perf_counter()
+        decomposition_report(contrib, part / "report", info_methods=tuple(args.info_methods),
+                             inference=args.resamples, info_null=args.info_null,
+                             every_variant=True, progress=True)
+        meta.write_text(json.dumps({
+            "run_dir": str(args.run_dir), "settings": settings,
+            "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
+            "commit": _commit()}, indent=1))
+    shutil.rmtree(out / "decompositions", ignore_errors=True)
+    shutil.copytree(part / "report", out / "decompositions")
+    print(f"[decompose] wrote {out / 'decompositions'}", flush=True)
+
+
+def _prefix_readout(dec: dict) -> dict:
+    """Per block, the readouts of the prefix that ends with the block's MLP write (its
+    junction): the logit lens (the model cut after the block) with its example-bootstrap band,
+    and the fixed-scale sum, copied from the decompositions' junction curves."""
+    lens, fixed = (dec["junction_curves"][r] for r in ("logit_lens", "fixed"))
+    rows = {"block": [], "k": [], "logit_lens_accuracy": [], "logit_lens_ci": [],
+            "fixed_accuracy": []}
+    for i, name in enumerate(lens["names"]):
+        if name.endswith(".mlp#0"):
+            rows["block"].append(int(name[1:name.index(".")]))
+            rows["k"].append(lens["k"][i])
+            rows["logit_lens_accuracy"].append(lens["accuracy"][i])
+            rows["logit_lens_ci"].append(lens["accuracy_ci"][i])
+            rows["fixed_accuracy"].append(fixed["accuracy"][fixed["names"].index(name)])
+    rows["embedding_logit_lens_accuracy"] = lens["accuracy"][0]
+    rows["majority_rate"] = lens.get("majority_rate")
+    return rows
+
+
+def agnews_page(args) -> None:
+    """``OUT/report_page.json``: what the page states beyond the curves report (OUT/report.json)
+    and the decompositions (OUT/decompositions/): the run and its prompt setting, the model's own
+    accuracy with its Wilson interval and the per-example labels and predictions it is computed
+    from, the prompt-setting comparison, the prefix readout per block, and the CPU seconds of
+    every step (extractions from ``runs/.regen/<step>.cpu``, curves parts from
+    OUT/regeneration.json, the decompositions part)."""
+    from infodiv.inference.power import wilson_interval
+    from infodiv.reports.serialize import write_json
+
+    contrib, _ = _load(args.run_dir)
+    out = Path(args.out)
+    selection = json.loads(Path(args.selection).read_text())
+    pred = contrib.logits.argmax(axis=1)
+    correct = pred == contrib.labels
+    k, n = int(correct.sum()), int(correct.size)
+    meta = contrib.meta.get("task_meta") or {}
+    dec = json.loads((out / "decompositions" / "decompositions.json").read_text())
+    cpu = {}
+    for name in args.steps:
+        marker = Path("runs/.regen") / f"{name}.cpu"
+        cpu[name] = float(marker.read_text()) if marker.exists() else None
+    regen = json.loads((out / "regeneration.json").read_text())
+    for name, part in regen["parts"].items():
+        cpu[f"curves {name}"] = part["cpu_s"]
+    dpart = json.loads((PARTS / out.name / "decompositions" / "part.json").read_text())
+    cpu["decompositions"] = dpart["cpu_s"]
+    write_json(out / "report_page.json", {
+        "run": {"dir": os.path.relpath(Path(args.run_dir).resolve(), out.resolve()),
+                "model": "SmolLM2-135M-Instruct (smollm2-135m, GGUF Q4_1 de-quantized, float32)",
+                "task": "ag_news", "split": meta.get("split"), "rows": [0, n],
+                "N": n, "M": contrib.n_members, "C": contrib.n_options,
+                "granularity": contrib.meta.get("granularity"),
+                "options": list(contrib.options),
+                "prompt_setting": selection["chosen"],
+                "chat_template": bool(contrib.meta.get("chat_template")),
+                "shots": int(meta.get("shots", 0)), "fixed_demos": bool(meta.get("fixed_demos")),
+                "demo_rows": meta.get("demo_rows"), "template": contrib.meta.get("template"),
+                "max_exactness_error": contrib.meta.get("max_exactness_error")},
+        "accuracy": {"value": k / n, "ci": list(wilson_interval(k, n)), "correct": k, "n": n,
+                     "interval": "Wilson 95%", "of": "the model's own option logits (argmax)"},
+        "arrays": {"labels": contrib.labels.tolist(), "predictions": pred.tolist()},
+        "prompt_selection": selection,
+        "prefix_readout": _prefix_readout(dec),
+        # Figure 3 (Pearson/Spearman r of accuracy with MSE, bias, diversity over the junction
+        # points, bootstrap with the series recomputed) keyed VARIANT-MEASURE-METHOD-LEFTOUT,
+        # and Figure 4 (module shares of bias and diversity) keyed TERM_GROUP, for reading
+        "figure3": {"-".join((r["variant"].replace("/", "_"), r["measure"], r["method"],
+                              str(r["left_out"]))): {k: r[k] for k in ("r", "ci", "p_bootstrap")}
+                    for r in dec["figures_every_variant"]["rows"]},
+        "figure4": {f"{r['term']}_{r['group']}": r["share"] for r in dec["module_shares"]},
+        "cpu_s": cpu, "cpu_s_total": sum(v for v in cpu.values() if v is not None)})
+    print(f"[agnews-page] wrote {out / 'report_page.json'}", flush=True)
+
+
 def readme(args) -> None:
     """Fill every ``README.template.md`` under docs/results (zoo excluded) from the JSON."""
     from infodiv.reports.markdown import fill_numbers
@@ -474,11 +617,28 @@ def main(argv=None) -> int:
     i.add_argument("out")
     i.add_argument("--resamples", type=int, default=200)
     i.add_argument("--subsampling-resamples", type=int, default=200)
+    a = sub.add_parser("agnews-select", help="prompt settings compared on held-out rows")
+    a.add_argument("run_dirs", nargs="+")
+    a.add_argument("--out", required=True)
+    e = sub.add_parser("agnews-decompose", help="one run's decompositions, one resumable part")
+    e.add_argument("run_dir")
+    e.add_argument("out")
+    e.add_argument("--resamples", type=int, default=20)
+    e.add_argument("--info-null", type=int, default=0)
+    e.add_argument("--info-methods", nargs="+", default=["usable"])
+    g = sub.add_parser("agnews-page", help="the page's own JSON (run, accuracy, selection, "
+                                           "prefix readout, CPU seconds)")
+    g.add_argument("run_dir")
+    g.add_argument("out")
+    g.add_argument("--selection", required=True)
+    g.add_argument("--steps", nargs="*", default=[],
+                   help="runs/.regen step names whose .cpu markers are listed")
     r = sub.add_parser("readme", help="fill README.template.md files from the JSON")
     r.add_argument("--root", default="docs/results")
     args = ap.parse_args(argv)
     {"curves": curve_parts, "decompositions": decompositions, "information": information,
-     "readme": readme}[args.what](args)
+     "agnews-select": agnews_select, "agnews-decompose": agnews_decompose,
+     "agnews-page": agnews_page, "readme": readme}[args.what](args)
     return 0
 
 

@@ -3,6 +3,8 @@
 #
 #   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves claims decompositions
 #                                                 # readme (default) and heads (M = 301, opt-in)
+#                                                 # and agnews (= agnews-select agnews-block
+#                                                 # agnews-head: SmolLM2 on AG News, opt-in)
 #
 # Resumable: every step writes runs/.regen/<step>.done when it finishes and is skipped when that
 # marker exists (delete the marker, or the whole runs/.regen/, to redo a step); extractions resume
@@ -126,13 +128,100 @@ stage_heads() {  # head level: not in the default stages (about 20 min of CPU)
   curves_heads
 }
 
+# SmolLM2-135M-Instruct on AG News (the paper's rows 0-1999 of ../shared/data/ag_news/test.csv).
+# The prompt setting is chosen on held-out rows 2000-2399 (never analysed) by the model's own
+# accuracy: 0-shot, the chat template, 4 fixed demonstrations drawn among rows 2400.. (so the
+# same draw precedes the analysed rows); the winner is then extracted on rows 0-1999.
+AG=runs/agnews
+AG_SELECT=(zero-shot chat-template fixed-4-shot)
+ag_flags() {  # the extract flags of a prompt setting
+  case $1 in
+    zero-shot) ;;
+    chat-template) echo --chat-template ;;
+    fixed-4-shot) echo --shots 4 --fixed-demos --demo-start 2400 ;;
+  esac
+}
+
+_children_cpu() {  # user + sys CPU seconds of this shell's finished children (bash 'times')
+  times >"$MARK/.times"
+  awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] }
+                 printf "%.1f\n", s }' "$MARK/.times"
+}
+
+cpu_step() {  # cpu_step NAME COMMAND...: step, with the command's CPU seconds in NAME.cpu
+  local name=$1 t0 t1
+  if [[ -e $MARK/$name.done ]]; then step "$@"; return; fi
+  _children_cpu >"$MARK/.t0"; t0=$(<"$MARK/.t0")
+  step "$@"
+  _children_cpu >"$MARK/.t1"; t1=$(<"$MARK/.t1")
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >"$MARK/$name.cpu"
+}
+
+stage_agnews_select() {  # the prompt settings on the held-out rows, compared
+  local s
+  for s in "${AG_SELECT[@]}"; do
+    # shellcheck disable=SC2046
+    cpu_step "agnews-select-$s" infodiv extract --model smollm2-135m --task ag_news --data-dir "$DATA" \
+      --start 2000 --n 400 $(ag_flags "$s") --out "$AG/select-$s" --quiet
+  done
+  $PY agnews-select "${AG_SELECT[@]/#/$AG/select-}" --out "$AG/prompt_selection.json"
+}
+
+agnews_winner() { python -c "import json; print(json.load(open('$AG/prompt_selection.json'))['chosen'])"; }
+
+stage_agnews_block() {  # the chosen setting's block run and page (after agnews-select)
+  local win; win=$(agnews_winner)
+  agnews_extract "$win" block
+  agnews_page "$AG/smollm2-agnews-$win-block" $RES/smollm2-135m-agnews-block 200 20 10 20 \
+    "agnews-extract-$win-block"
+}
+
+stage_agnews_head() {  # the chosen setting's head run (M = 301) and page, smaller sizes
+  local win; win=$(agnews_winner)
+  agnews_extract "$win" head
+  agnews_page "$AG/smollm2-agnews-$win-head" $RES/smollm2-135m-agnews-head 50 10 3 0 \
+    "agnews-extract-$win-head"
+}
+
+stage_agnews() { stage_agnews_select; stage_agnews_block; stage_agnews_head; }
+
+agnews_extract() {  # SETTING GRANULARITY: the analysed rows 0-1999 under the chosen setting
+  # shellcheck disable=SC2046
+  cpu_step "agnews-extract-$1-$2" infodiv extract --model smollm2-135m --task ag_news \
+    --data-dir "$DATA" --n 2000 $(ag_flags "$1") --granularity "$2" \
+    --out "$AG/smollm2-agnews-$1-$2" --quiet
+}
+
+AG_OBJ=(accuracy)   # the pages' objective: the raw readout's accuracy (no calibration fits)
+
+agnews_page() {  # RUN OUT B POWER STABILITY SELECTION_B EXTRACT_STEP: one AG News page. The
+  # curves part (B = K example resamples / label permutations, POWER surrogates of each kind;
+  # greedy stability and selection verdicts on the first objective), the new claims' parts at
+  # the same sizes, Theorem 8's report (B = K = 20), the merge, the decompositions (usable
+  # information terms, B = 20) and the page's own JSON; every part resumable (runs/.regen/parts)
+  local run=$1 out=$2 b=$3 pw=$4 stab=$5 sel=$6 ext=$7 pow=() o
+  for o in "${AG_OBJ[@]}"; do pow+=("$o=$pw"); done
+  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
+    --stability "$stab" --selection-resamples "$sel" --parts-only --with-first
+  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --claims "${NEW_CLAIMS[@]}" \
+    --power "${pow[@]}" --resamples "$b"
+  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[0]}" --claims theorem8 --resamples 20 \
+    --n-permutations 60
+  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
+    --stability "$stab" --selection-resamples "$sel"
+  $NICE $PY agnews-decompose "$run" "$out" --resamples 20
+  $PY agnews-page "$run" "$out" --selection "$AG/prompt_selection.json" \
+    --steps "${AG_SELECT[@]/#/agnews-select-}" "$ext"
+}
+
 stage_readme() { $PY readme; }
 
 stages=("$@")
 [[ ${#stages[@]} -eq 0 ]] && stages=(extract curves claims decompositions readme)
 for s in "${stages[@]}"; do
   case $s in
-    extract|curves|claims|decompositions|heads|readme) "stage_$s" ;;
-    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves claims decompositions heads readme)" >&2; exit 2 ;;
+    extract|curves|claims|decompositions|heads|agnews|readme) "stage_$s" ;;
+    agnews-select|agnews-block|agnews-head) "stage_${s//-/_}" ;;
+    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves claims decompositions heads agnews agnews-select agnews-block agnews-head readme)" >&2; exit 2 ;;
   esac
 done
