@@ -19,6 +19,9 @@ bottom's output on the visited training prompts is computed once and cached (exa
 2000 held-out rows into ``<out>/contributions/<model>``, runs the toolkit's analyses (the curve
 inference at ``--curves-inference`` resamples/permutations) and writes ``<out>/summary.json``,
 the across-depth summary with intervals over seeds and examples (``--resamples``) and Table 1.
+With ``--from-contributions`` it needs no checkpoint: the models are the records of
+``<out>/summary.json`` and their committed contributions (:mod:`infodiv.zoo.sources`), and every
+per-model analysis is cached, so a rerun resumes model by model (``--only`` for one model).
 
 ``infodiv zoo depth-report ROOT [ROOT ...]`` analyses every finished model of pointer-chasing
 depth roots (:mod:`infodiv.zoo.depth_report`): exact extraction on each root's held-out file,
@@ -169,8 +172,14 @@ def _configure_finetune(p) -> None:
 def _configure_report(p) -> None:
     p.add_argument("--root", type=Path, default=Path("runs/zoo"))
     p.add_argument("--out", type=Path, default=Path("docs/results/zoo"))
+    p.add_argument("--from-contributions", action="store_true",
+                   help="no checkpoints: rerun the analyses of the models recorded in "
+                        "OUT/summary.json from their committed contributions "
+                        "OUT/contributions/<model> (validated before any work)")
     p.add_argument("--analyses", nargs="*", default=["decompose", "curves"],
-                   choices=("decompose", "curves"), help="toolkit reports per model")
+                   choices=("decompose", "curves"),
+                   help="toolkit reports per model (none: only reread the finished ones; a "
+                        "curves report of other settings is then left out of the summary)")
     _add_count(p, "--curves-inference", 200,
                "example resamples B = label permutations K of the curve inference of the "
                "accuracy objective: two-level bootstrap and null of every curve statistic")
@@ -179,7 +188,10 @@ def _configure_report(p) -> None:
     p.add_argument("--curves-secondary", type=int, nargs=2, default=[50, 10],
                    metavar=("B", "POWER"),
                    help="curve inference B = K and power surrogates of each kind of the "
-                        "Gaussian I(U_S;Y) objective")
+                        "usable-information objective (mi_readout)")
+    _add_count(p, "--curves-report-size", 20,
+               "example resamples B = label permutations K of the report-only claims "
+               "(Theorem 8's Eq. 12 bounds) on the first curve objective")
     _add_count(p, "--resamples", 100,
                "stratified example resamples shared by every model, for the intervals over "
                "examples and seeds")
@@ -302,7 +314,9 @@ def _report(args) -> int:
     records = report_zoo(args.root, args.out, data_dir=args.data_dir,
                          analyses=tuple(args.analyses),
                          curves=curves_settings(args.curves_inference, args.curves_power,
-                                                secondary=args.curves_secondary),
+                                                secondary=args.curves_secondary,
+                                                report_size=args.curves_report_size),
+                         from_contributions=args.from_contributions,
                          reduced_curves=args.reduced_curves,
                          n_resamples=args.resamples, probe_null=args.probe_null,
                          info_null=args.information_null,

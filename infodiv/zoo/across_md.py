@@ -182,38 +182,107 @@ ADDED = (("diversity_effect", "div. effect"), ("greedy_beats_random", "greedy > 
          ("greedy_beats_prefix", "greedy > prefix"))
 
 
+def _claim_table(records, claims, title: str, text: str, columns: str, cell) -> list[str]:
+    """One row per model and objective whose curves quote any of ``claims`` ((key, column
+    title) pairs): ``cell(detail)`` renders a claim's ``len(columns)`` cells ('-' where the
+    claim is absent); ``columns`` the titles after each claim's own."""
+    rows = [(r, obj, c) for r in records for obj, c in (r.get("curves") or {}).items()
+            if any(k in (c.get("verdict_details") or {}) for k, _ in claims)]
+    if not rows:
+        return []
+    width = len(columns) + 1
+    head = " | ".join(" | ".join((t, *columns)) for _, t in claims)
+    lines = ["", title, "", text, "", f"| model | objective | {head} |",
+             "|---|---|" + "---|" * (width * len(claims))]
+    for r, obj, c in rows:
+        det = c.get("verdict_details") or {}
+        cells = [cell(det[k]) if k in det else " | ".join(["-"] * width) for k, _ in claims]
+        lines.append(f"| {r['model']} | {obj} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _rates(d) -> str:
+    return f"{_power(d, 'power')} | {_power(d, 'false_positive')}"
+
+
 def _added_verdicts(records) -> list[str]:
     """Diversity-effect and selection verdicts per model and objective, each with its power
     and shuffled-label rate ('-' = not computed: a 'no' there is no test)."""
-    rows = [(r, obj, c) for r in records for obj, c in (r.get("curves") or {}).items()
-            if any(k in (c.get("verdict_details") or {}) for k, _ in ADDED)]
+    return _claim_table(
+        records, ADDED, "## Diversity-effect and selection verdicts per model",
+        "div. effect = the diversity regression's beta > 0 (three-part rule on its partial "
+        "r; matched case: planted redundancy, the strongest members copied with noise onto "
+        "others); greedy > best random / prefix = held-out greedy selection beats the best "
+        "of 50 random orders / the depth prefix, averaged over budgets k = 1..M-1 "
+        "(B = K = 50; matched case: information concentrated in the last members; computed "
+        "on the first objective only). Cells: finding (yes/no), power = rate on the "
+        "matched case (detected / surrogates), FP = rate on shuffled labels; '-' = no "
+        "power run, and power 0.00 = the matched case is never detected: a 'no' beside "
+        "either is no test, not evidence of absence.", ("power", "FP"),
+        lambda d: f"{_yes(d.get('finding'))} | {_rates(d)}")
+
+
+#: the claims that tell redundancy from a ceiling: (key, column title)
+CONTROL = (("premise", "premise"), ("redundancy_cost", "redundancy cost"),
+           ("gains_vs_control", "gains vs control"),
+           ("marginal_gain_redundancy", "marginal gain vs redundancy"))
+
+
+def _estimate(d) -> str:
+    est = np.nan if d.get("estimate") is None else d["estimate"]
+    return _pair(est, d.get("interval") or [np.nan, np.nan], ".3g")
+
+
+def _control_verdicts(records) -> list[str]:
+    """Per model and objective, the claims judged against the members' conditionally
+    independent control: estimate with its interval, finding, power and shuffled-label rate."""
+    return _claim_table(
+        records, CONTROL, "## Redundancy against the conditionally independent control per "
+        "model",
+        "premise = within-class dependence of the members (Theorem 7's premise, "
+        "permutation test); redundancy cost = f(all) of the members made conditionally "
+        "independent (each permuted within its class) minus f(all) of the real ones; "
+        "gains vs control = g(k) slope of the real members minus the control's (same "
+        "orders); marginal gain vs redundancy = partial r of a member's gain and its "
+        "redundancy with the set. Each claim: estimate [refitted example-bootstrap 95%], "
+        "finding = detected and calibrated, power = rate on the matched case, FP = rate on "
+        "shuffled labels ('-': no power run; a 'no' beside '-' or power 0.00 is no test).",
+        ("finding", "power", "FP"),
+        lambda d: f"{_estimate(d)} | {_yes(d.get('finding'))} | {_rates(d)}")
+
+
+def _theorem8(records) -> list[str]:
+    """Per model, Theorem 8's report: the Eq. 12 bounds on the Bayes error given all members
+    from the usable-information bracket of I(U;Y), beside the best readout's held-out error."""
+    rows = [(r, d["report"]) for r in records for c in (r.get("curves") or {}).values()
+            for k, d in (c.get("verdict_details") or {}).items()
+            if k == "theorem8" and d.get("report")]
     if not rows:
         return []
-    head = " | ".join(f"{t} | power | FP" for _, t in ADDED)
-    lines = ["", "## Diversity-effect and selection verdicts per model", "",
-             "div. effect = the diversity regression's beta > 0 (three-part rule on its partial "
-             "r; matched case: planted redundancy, the strongest members copied with noise onto "
-             "others); greedy > best random / prefix = held-out greedy selection beats the best "
-             "of 50 random orders / the depth prefix, averaged over budgets k = 1..M-1 "
-             "(B = K = 50; matched case: information concentrated in the last members; computed "
-             "on the first objective only). Cells: finding (yes/no), power = rate on the "
-             "matched case (detected / surrogates), FP = rate on shuffled labels; '-' = no "
-             "power run, and power 0.00 = the matched case is never detected: a 'no' beside "
-             "either is no test, not evidence of absence.", "",
-             f"| model | objective | {head} |", "|---|---|" + "---|" * (3 * len(ADDED))]
-    for r, obj, c in rows:
-        det = c.get("verdict_details") or {}
-        cells = [f"{_yes((det.get(k) or {}).get('finding'))} | {_power(det.get(k), 'power')} | "
-                 f"{_power(det.get(k), 'false_positive')}" if k in det else "- | - | -"
-                 for k, _ in ADDED]
-        lines.append(f"| {r['model']} | {obj} | " + " | ".join(cells) + " |")
+    lines = ["", "## Theorem 8 (Eq. 12) per model: a report, not a test", "",
+             "I(U;Y) = cross-fitted usable information of all members' vectors (bits) with "
+             "its bracket [lower, upper]; P_e* = the Bayes error of the best classifier of "
+             "all members (not the model's own argmax error), bounded by Eq. 12 from the "
+             "bracket; beside it the held-out error of the best usable-information readout "
+             "(consistent = not below the lower bound).", "",
+             "| model | I(U;Y) | bracket | H(Y) | P_e* lower | P_e* upper | best readout "
+             "error | consistent |", "|---|---|---|---|---|---|---|---|"]
+    for r, t in rows:
+        lines.append(f"| {r['model']} | {t['mi']:.3f} | {_bounds([t['mi_lower'], t['mi_upper']])}"
+                     f" | {t['h_y']:.3f} | {t['error_lower_bound']:.3f} | "
+                     f"{t['error_upper_bound']:.3f} | {t['best_readout_error']:.3f} | "
+                     f"{_yes(t['consistent'])} |")
     return lines
 
 
 def across_markdown(doc, records) -> str:
     """The across-depth sections of ``summary.md``."""
     lines = (_by_depth(doc) + _growth(doc) + _table1(doc) + _truncated(doc)
-             + _verdicts(records) + _added_verdicts(records))
+             + _verdicts(records) + _added_verdicts(records) + _control_verdicts(records)
+             + _theorem8(records))
+    if doc.get("curves_stale"):
+        lines += ["", "Models whose curves report is not of the current settings (no verdict "
+                  "quoted from it): " + ", ".join(doc["curves_stale"]) + "."]
     if doc.get("skipped_checkpoints"):
         lines += ["", "Finished checkpoints left out of this report (not yet analysed): "
                   + ", ".join(doc["skipped_checkpoints"]) + "."]

@@ -4,44 +4,68 @@ report, with their settings, caching and the summary the zoo quotes.
 The curves report runs one objective at a time (:func:`infodiv.reports.curves.curves_report`,
 each with its own ``CurvesSettings``: :func:`objective_settings`), so the headline objective
 (held-out accuracy of the summed readout) gets its verdicts at full size with the power
-surrogates while a secondary objective runs at a smaller size; the selection verdicts run with
-the first objective only (the secondary objectives pass ``inference_selection = 0``). The
-entries are merged into one ``curves/report.json`` (+ ``report.md``,
-:func:`infodiv.reports.curves_md.curves_markdown`). Every entry records its settings
-(``zoo_settings``: the settings actually used; no power surrogates below
-:data:`MIN_POWER_MEMBERS` members) and is reused by a rerun with the same ones when it holds
-verdict records; anything else is stale and recomputed. An interrupted report resumes per
-objective (the file is rewritten after every objective).
+surrogates while a secondary objective (usable information of the calibrated summed readout,
+``mi_readout``: a valid lower bound on I(U_S;Y), never above H(Y)) runs at a smaller size; the
+selection verdicts run with the first objective only (the secondary objectives pass
+``inference_selection = 0``). Every objective is judged on :data:`ZOO_CLAIMS`: the curves
+report's own claims and those that tell redundancy from a ceiling against the members' own
+conditionally independent control (DESIGN.md 2.7); the report-only claims
+(:data:`REPORT_CLAIMS`: Theorem 8's Eq. 12 bounds, whose statistic reads the member vectors,
+not the objective) run once, on the first objective, at B = K = ``report_size`` without power
+(a report never detects). The entries are merged into one ``curves/report.json`` (+
+``report.md``, :func:`infodiv.reports.curves_md.curves_markdown`). Every entry records its
+settings (``zoo_settings``: the settings actually used; no power surrogates below
+:data:`MIN_POWER_MEMBERS` members) and its process CPU seconds (``zoo_cpu_s``) and is reused by
+a rerun with the same settings when it holds verdict records; anything else is stale and
+recomputed. An interrupted report resumes per objective (the file is rewritten after every
+objective).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
-__all__ = ["curves_settings", "objective_settings", "reduce_curves", "run_analyses",
-           "curve_summary", "verdict_overview"]
+__all__ = ["ZOO_CLAIMS", "REPORT_CLAIMS", "curves_settings", "objective_settings",
+           "reduce_curves", "run_analyses", "curve_summary", "current_curves",
+           "verdict_overview"]
 
 _DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
 #: the power surrogates plant XOR synergy into 2 member pairs
 #: (infodiv.inference.surrogates.planted_synergy): fewer members get no power run
 MIN_POWER_MEMBERS = 4
+#: the claims judged on every curve objective (registry names, :mod:`infodiv.claims`): the
+#: curves report's defaults, then Theorem 7's premise, the redundancy cost, the gain profile
+#: against the conditionally independent control and marginal gain against redundancy
+ZOO_CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violations",
+              "diversity_effect", "premise", "redundancy_cost", "gains_vs_control",
+              "marginal_gain_redundancy")
+#: report-only claims, on the first objective at B = K = ``report_size``, no power
+REPORT_CLAIMS = ("theorem8",)
 
 
 def curves_settings(inference: int = 200, power: int = 20, *, secondary=(50, 10),
-                    objectives=("accuracy",)) -> dict:
+                    objectives=("accuracy", "mi_readout"), claims=ZOO_CLAIMS,
+                    report_claims=REPORT_CLAIMS, report_size: int = 20) -> dict:
     """The zoo's curves settings: 100 random orders and DR triples, no stability bootstrap or
-    graph; the first objective with ``inference`` example resamples and as many label
-    permutations (0: no inference) and ``power`` surrogates per kind, the others with
-    ``secondary`` = (resamples = permutations, surrogates)."""
+    graph; every objective judged on ``claims``; the first objective with ``inference``
+    example resamples and as many label permutations (0: no inference) and ``power``
+    surrogates per kind, the others with ``secondary`` = (resamples = permutations,
+    surrogates); ``report_claims`` on the first objective at B = K = ``report_size``."""
+    if report_claims and int(report_size) < 20:   # K = B label permutations: p >= 1/(1 + K)
+        raise ValueError(f"report_size must be >= 20 (K = B label permutations, so that p "
+                         f"can fall below 0.05), got {report_size}")
     sizes = {obj: (inference, power) if i == 0 else tuple(secondary)
              for i, obj in enumerate(objectives)}
     return {"objectives": list(objectives), "n_permutations": 100, "n_triples": 100,
-            "n_bootstrap": 200, "stability": 0, "graph": False,
+            "n_bootstrap": 200, "stability": 0, "graph": False, "claims": list(claims),
+            "report_claims": list(report_claims), "report_size": int(report_size),
             "sizes": {obj: {"inference": int(b), "power": int(p)}
                       for obj, (b, p) in sizes.items()}}
 
@@ -57,22 +81,52 @@ def reduce_curves(settings: dict, size: int, objectives=None) -> dict:
 
 
 def objective_settings(settings: dict, obj: str) -> dict:
-    """``CurvesSettings`` keyword arguments of objective ``obj`` alone."""
+    """``CurvesSettings`` keyword arguments of objective ``obj`` alone (JSON-plain: lists),
+    with ``report_claims`` / ``report_size`` on the first objective (:func:`_report_claims`)."""
     cell = settings["sizes"][obj]
     b, p = int(cell["inference"]), int(cell["power"])
-    common = {k: v for k, v in settings.items() if k not in ("objectives", "sizes")}
+    common = {k: v for k, v in settings.items()
+              if k not in ("objectives", "sizes", "report_claims", "report_size")}
     kw = {**common, "objectives": [obj], "inference": bool(b), "n_bootstrap": b or 20,
           "n_null": b or None, "power_replicates": p}
     if obj != settings["objectives"][0]:   # the selection belongs to the first objective only
         kw["inference_selection"] = 0
+    elif b and settings.get("report_claims"):
+        kw["report_claims"] = list(settings["report_claims"])
+        kw["report_size"] = int(settings.get("report_size", 20))
     return kw
+
+
+def _curves_settings(kw: dict):
+    """The ``CurvesSettings`` of :func:`objective_settings`' ``kw`` (report claims left out)."""
+    from infodiv.reports.curves import CurvesSettings
+
+    plain = {k: v for k, v in kw.items() if k not in ("report_claims", "report_size")}
+    if "claims" in plain:
+        plain["claims"] = tuple(plain["claims"])
+    return CurvesSettings(**{**plain, "objectives": tuple(kw["objectives"])})
+
+
+def _report_claims(contrib, obj: str, kw: dict, entry: dict) -> None:
+    """Add the verdict records of ``kw["report_claims"]`` on ``obj`` to ``entry`` (B = K =
+    ``report_size``, no power); a claim that cannot run is listed under ``not_tested``."""
+    from infodiv.reports.curves import curve_verdicts
+
+    size = int(kw["report_size"])
+    s = dataclasses.replace(_curves_settings(kw), claims=tuple(kw["report_claims"]),
+                            n_bootstrap=size, n_null=size, power_replicates=0)
+    doc = curve_verdicts(contrib, obj, s)
+    entry.setdefault("verdicts", {}).update(doc["verdicts"])
+    entry.setdefault("not_tested", {}).update(doc["not_tested"])
+    entry["report_claims"] = {"claims": list(kw["report_claims"]), "sizes": s.sizes(),
+                              "cpu_s": doc.get("cpu_s")}
 
 
 def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
     """Compute (or reuse) every objective's entry, merge, write; the failed objectives'
     messages are returned (their entries keep the error and are recomputed next time)."""
     from extraction import Contributions
-    from infodiv.reports.curves import CurvesSettings, curves_report
+    from infodiv.reports.curves import curves_report
     from infodiv.reports.curves_md import curves_markdown
 
     contrib = Contributions.load(run_dir)
@@ -92,11 +146,15 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
             log(f"  curves {obj}: reused")
         else:
             tmp = dest / f".part-{obj}"
-            cs = CurvesSettings(**{**kw, "objectives": (obj,)})
-            doc = curves_report(contrib, tmp, cs, run_dir=run_dir, log=log)
+            t0 = time.process_time()
+            doc = curves_report(contrib, tmp, _curves_settings(kw), run_dir=run_dir, log=log)
             shutil.rmtree(tmp, ignore_errors=True)   # its figures are regenerated, not kept
-            doc["objectives"][obj]["zoo_settings"] = kw
-            log(f"  curves {obj}: computed ({doc['timings_s'].get(obj, 0):.0f} s)")
+            entry = doc["objectives"][obj]
+            if kw.get("report_claims") and "error" not in entry:
+                _report_claims(contrib, obj, kw, entry)
+            entry["zoo_settings"] = kw
+            entry["zoo_cpu_s"] = time.process_time() - t0
+            log(f"  curves {obj}: computed ({entry['zoo_cpu_s']:.0f} CPU s)")
         if merged is None:
             merged = doc
         else:
@@ -166,6 +224,7 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
             done = marker.is_file() and json.loads(marker.read_text()) == key
         if done:
             status[name] = "exists"
+            log(f"  {name}: exists (same settings)")
             continue
         try:
             if name == "curves":
@@ -191,14 +250,26 @@ def _rate(cell):
     return None if not cell else {k: cell.get(k) for k in ("rate", "n_detected", "n", "ci")}
 
 
+#: Theorem 8's report entries the zoo quotes (bits and error rates)
+_REPORT_EXTRA = ("mi", "mi_lower", "mi_upper", "error_lower_bound", "error_upper_bound",
+                 "best_readout_error", "h_y", "consistent")
+
+
 def _verdict_detail(v: dict) -> dict:
     """A curves-report verdict reduced to what the zoo quotes: the finding (detected and
-    calibrated), the power on its matched
-    case and the shuffled-label firing rate, and its sentence."""
-    return {"finding": v.get("finding"), "detected": v.get("detected"),
-            "calibrated": v.get("calibrated"), "power": _rate(v.get("power")),
-            "false_positive": _rate(v.get("false_positive")),
-            "matched_case": v.get("matched_case"), "text": v.get("text"), "rule": v.get("rule")}
+    calibrated), the estimate with its interval, null-corrected value and p, the power on its
+    matched case and the shuffled-label firing rate, its sentence; a report-only record
+    (Theorem 8) its Eq. 12 bounds beside the best readout's error (``report``)."""
+    out = {"finding": v.get("finding"), "detected": v.get("detected"),
+           "calibrated": v.get("calibrated"), "estimate": v.get("estimate"),
+           "interval": v.get("interval"), "corrected": v.get("corrected"), "p": v.get("p"),
+           "units": v.get("units"), "power": _rate(v.get("power")),
+           "false_positive": _rate(v.get("false_positive")),
+           "matched_case": v.get("matched_case"), "text": v.get("text"), "rule": v.get("rule")}
+    extra = v.get("extra") or {}
+    if extra.get("report_only"):
+        out["report"] = {k: extra.get(k) for k in _REPORT_EXTRA}
+    return out
 
 
 def curve_summary(report_json) -> dict:
@@ -232,6 +303,16 @@ def curve_summary(report_json) -> dict:
         if obj == sel.get("objective") and sel_inf:
             out[obj]["selection_n_resamples"] = sel_inf.get("n_resamples")
     return out
+
+
+def current_curves(dest, settings: dict) -> dict:
+    """:func:`curve_summary` of ``dest/report.json`` when its ``zoo_settings.json`` marker is
+    ``settings`` (the report is of the requested claims and sizes), else ``{}`` (absent or
+    stale: nothing quoted from it)."""
+    marker = Path(dest) / "zoo_settings.json"
+    if not marker.is_file() or json.loads(marker.read_text()) != settings:
+        return {}
+    return curve_summary(Path(dest) / "report.json")
 
 
 def verdict_overview(records) -> dict:

@@ -24,14 +24,21 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    the record's ``probe_interval``);
 5. the toolkit's per-run reports into ``<out>/<model>/``, when ``analyses`` asks for them:
    ``infodiv decompose`` (every variant, Eq. 14) and the curves report
-   (:func:`infodiv.reports.curves.curves_report`) with the curve inference of
-   :mod:`infodiv.inference` (:func:`infodiv.zoo.analyses.curves_settings`: accuracy at
-   B = K = 200 example resamples / label permutations with 20 power surrogates of each kind,
-   Gaussian I(U_S;Y) at B = K = 50 with 10 of each kind, by default; the diversity-effect and
-   selection verdicts with their power; entries written before those verdicts existed are
-   completed without recomputing them: :func:`infodiv.zoo.analyses.run_analyses`).
-   ``summary.json`` rows carry the held-out accuracy's Wilson interval (``accuracy_wilson95``),
-   ``across.json`` the verdict counts (:func:`infodiv.zoo.analyses.verdict_overview`).
+   (:func:`infodiv.reports.curves.curves_report`) with the claims of
+   :data:`infodiv.zoo.analyses.ZOO_CLAIMS` through the inference engine
+   (:func:`infodiv.zoo.analyses.curves_settings`: accuracy at B = K = 200 example resamples /
+   label permutations with 20 power surrogates of each kind, usable information of the
+   calibrated summed readout (``mi_readout``) at B = K = 50 with 10 of each kind, Theorem 8's
+   report on the first objective at B = K = 20, by default; the selection verdicts with their
+   power: :func:`infodiv.zoo.analyses.run_analyses`).
+   ``summary.json`` rows carry the held-out accuracy's Wilson interval (``accuracy_wilson95``)
+   and the verdict records of the curves reports of the current settings (others are listed in
+   ``across.json`` ``curves_stale``), ``across.json`` the verdict counts
+   (:func:`infodiv.zoo.analyses.verdict_overview`).
+
+The models come from the checkpoints under ``root`` or, without them, from the committed
+contributions and the records of ``<out>/summary.json`` (``from_contributions``;
+:mod:`infodiv.zoo.sources`).
 
 :mod:`infodiv.zoo.summary` and :mod:`infodiv.zoo.across` then aggregate the records across
 depth and seeds (seed-and-example intervals, growth laws, Table 1, truncated vs trained depth).
@@ -48,37 +55,18 @@ import numpy as np
 from infodiv.inference.power import wilson_interval
 
 from .analyses import (
+    current_curves,
     curve_summary,
     curves_settings,
     reduce_curves,
     run_analyses,
     verdict_overview,
 )
+from .sources import checkpoints, extract_heldout, from_checkpoints
+from .sources import from_contributions as from_contributions_sources
 
 __all__ = ["checkpoints", "extract_heldout", "headline", "information_inference",
            "curves_settings", "run_analyses", "curve_summary", "zoo_figures", "report_zoo"]
-
-
-def checkpoints(root) -> list[Path]:
-    """Finished model folders under ``root`` (zoo models, then fine-tuned models)."""
-    root = Path(root)
-    found = sorted(root.glob("models/*/model/zoo.json")) + sorted(
-        root.glob("finetune/*/model/zoo.json"))
-    return [p.parent for p in found]
-
-
-def extract_heldout(folder, heldout_task, run_dir, *, progress: bool = True):
-    """Contributions of the checkpoint ``folder`` on ``heldout_task`` (resumes / reuses
-    ``run_dir``), prompts truncated to the length the model was trained with."""
-    from extraction import extract, load_model
-
-    from .train import torch_threads
-
-    rec = json.loads((Path(folder) / "zoo.json").read_text())
-    with torch_threads(int(rec.get("torch_threads", 1))):
-        model, tok = load_model(folder, device="cpu", dtype="float32")
-        return extract(model, tok, heldout_task, out=run_dir, progress=progress,
-                       max_length=int(rec["max_len"]))
 
 
 def _member_variables():
@@ -239,7 +227,8 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
                curves=None, info_method: str = "usable", n_bootstrap: int = 200,
                n_permutations: int = 19, n_resamples: int = 100, probe_null: int = 50,
                info_null: int = 5, only=None, skip=(), reduced=(), reduced_size: int = 20,
-               reduced_curves=None, progress: bool = True, log=print) -> list[dict]:
+               reduced_curves=None, from_contributions: bool = False, progress: bool = True,
+               log=print) -> list[dict]:
     """Extract, analyse and summarise every finished checkpoint of ``root`` into ``out``.
 
     Writes ``out/summary.json`` (one record per model: model, depth, shared, seed, params,
@@ -257,9 +246,15 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     ``only``: model-name substrings; the other models are skipped and no summary is written
     (parallel partial runs; a full run then reuses them).
     ``reduced``: model-name substrings whose inference runs at ``reduced_size`` resamples /
-    permutations (Gaussian information terms, probe null, curve inference, decompose) — the
+    permutations (information terms, probe null, curve inference, decompose) — the
     CPU budget for the M = 61 model; recorded in its row as ``reduced_inference``;
     ``reduced_curves``: the curve objectives so reduced (None: all).
+    ``from_contributions``: no checkpoints (``root`` unused): the models are the records of
+    ``out/summary.json`` and their committed contributions ``out/contributions/<model>``
+    (:func:`infodiv.zoo.sources.from_contributions`, validated before any work); the held-out
+    rows are the contributions' own. A model's curves entry that is not of the requested
+    settings (``analyses`` without ``curves``) is left out of its row and listed under
+    ``curves_stale`` in ``across.json``.
     """
     from .across import (
         by_depth,
@@ -280,29 +275,31 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     from .summary import write_summary
 
     out = Path(out)
-    folders = checkpoints(root)
-    if not folders:
-        raise FileNotFoundError(f"no finished checkpoint under {root} (models/*/model/zoo.json)")
-    held = zoo_tasks(data_dir)[1] if heldout is None else heldout
-    indices = shared_indices(held.labels, n_resamples) if n_resamples else None
-    records, points, reps, skipped = [], {}, {}, []
-    for i, folder in enumerate(folders):
-        rec = json.loads((folder / "zoo.json").read_text())
-        name = rec["model"]
+    curves = curves or curves_settings()
+    if from_contributions:
+        sources, labels = from_contributions_sources(out), None
+    else:
+        held = zoo_tasks(data_dir)[1] if heldout is None else heldout
+        sources, labels = from_checkpoints(root, out, held, progress=progress), held.labels
+    records, points, reps, skipped, indices = [], {}, {}, [], None
+    for i, src in enumerate(sources):
+        name = src.name
         if only and not any(part in name for part in only):
             continue
         if any(part in name for part in skip):
             skipped.append(name)
-            log(f"[{i + 1}/{len(folders)}] {name}: skipped (--skip)")
+            log(f"[{i + 1}/{len(sources)}] {name}: skipped (--skip)")
             continue
-        log(f"[{i + 1}/{len(folders)}] {name}")
-        contrib = extract_heldout(folder, held, out / "contributions" / name, progress=progress)
-        row = {k: rec.get(k) for k in ("model", "depth", "repeats", "shared", "seed", "width",
-                                       "params", "executions", "n_members", "wall_time_s",
-                                       "s_per_step", "train_top", "trainable_params",
-                                       "prefix_cache")}
-        row["steps"] = rec.get("step")
-        row["train_accuracy_check"] = rec.get("heldout", {}).get("accuracy")
+        log(f"[{i + 1}/{len(sources)}] {name}")
+        contrib = src.load()
+        if labels is None:   # every model is scored on the same rows: one set of resamples
+            labels = contrib.labels
+        elif not np.array_equal(labels, contrib.labels):
+            raise ValueError(f"{name}: its held-out labels differ from the first model's "
+                             f"({contrib.n_examples} vs {len(labels)} rows)")
+        if indices is None and n_resamples:
+            indices = shared_indices(labels, n_resamples)
+        row = dict(src.fields)
         small = any(part in name for part in reduced)
         b_info = reduced_size if small else n_bootstrap
         k_info = reduced_size if small else n_permutations
@@ -326,12 +323,12 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
                                                       reps[name]["probe_bound"])
             reps[name] = centre_replicates(points[name], reps[name], names=CENTRED)
         row["probe_null"] = points[name].get("probe_null")
-        row["analyses"] = run_analyses(
-            out / "contributions" / name, out / name, analyses,
-            curves=(reduce_curves(curves or curves_settings(), reduced_size, reduced_curves)
-                    if small else curves),
-            decompose_inference=reduced_size if small else None, log=log)
-        row["curves"] = curve_summary(out / name / "curves" / "report.json")
+        wanted = reduce_curves(curves, reduced_size, reduced_curves) if small else curves
+        row["analyses"] = run_analyses(out / "contributions" / name, out / name, analyses,
+                                       curves=wanted,
+                                       decompose_inference=reduced_size if small else None,
+                                       log=log)
+        row["curves"] = current_curves(out / name / "curves", wanted)
         records.append(row)
     if only:
         return records
@@ -350,7 +347,9 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
                                      for d in ("sq_diversity", "ce_diversity")},
                   "truncated_vs_depth": truncated_vs_depth(records, points, reps),
                   "prefix_curves": [prefix_curve(points, reps, m) for m in deepest],
-                  "verdicts": verdict_overview(records)}
+                  "verdicts": verdict_overview(records),
+                  "curves_settings": curves,
+                  "curves_stale": [r["model"] for r in records if not r["curves"]]}
     (out / "summary.json").write_text(json.dumps(records, indent=1))
     write_summary(records, out, across=across)
     return records

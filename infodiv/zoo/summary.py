@@ -17,6 +17,8 @@ import numpy as np
 
 __all__ = ["FIGURES", "seed_summary", "twin_pairs", "table1", "prefix_vs_depth", "write_summary"]
 
+#: where a record quotes Theorem 8's report (the curves' verdict record on the first objective)
+_THEOREM8 = ("curves", "accuracy", "verdict_details", "theorem8", "report")
 # (label, path in a record) of the headline figures
 FIGURES = (
     ("accuracy", ("accuracy",)),
@@ -27,11 +29,11 @@ FIGURES = (
     ("ce_diversity (sum, bits)", ("cross_entropy_sum", "diversity")),
     ("eq14_diversity", ("paper_eq14", "diversity")),
     ("eq14_gap", ("paper_eq14", "gap")),
-    ("I(U;Y) usable (<= H(Y))", ("information_inference", "joint", "value")),
-    ("relevancy sum I(U_m;Y)", ("information_inference", "relevancy", "value")),
-    ("D = I - sum I(U_m;Y)", ("information_inference", "diversity", "value")),
-    ("D null-corrected", ("information_inference", "diversity", "corrected")),
-    ("D permutation p", ("information_inference", "diversity", "p")),
+    ("I(U;Y) usable (<= H(Y))", _THEOREM8 + ("mi",)),
+    ("I(U;Y) lower end", _THEOREM8 + ("mi_lower",)),
+    ("P_e* lower (Eq. 12)", _THEOREM8 + ("error_lower_bound",)),
+    ("P_e* upper (Eq. 12)", _THEOREM8 + ("error_upper_bound",)),
+    ("best readout error", _THEOREM8 + ("best_readout_error",)),
 )
 
 
@@ -44,7 +46,7 @@ def _get(rec, path):
         if not isinstance(rec, dict) or key not in rec:
             return np.nan
         rec = rec[key]
-    return float(rec)
+    return np.nan if rec is None else float(rec)
 
 
 def _t_interval(x) -> tuple[float, float, float, int]:
@@ -152,14 +154,16 @@ def _cell(label: str) -> str:
 def _markdown(rows, t1, records) -> str:
     cols = ["accuracy", "cross_entropy (nats)", "sq_diversity (paper Eq. 8, mean)",
             "ce_diversity (sum, bits)", "eq14_diversity", "I(U;Y) usable (<= H(Y))",
-            "relevancy sum I(U_m;Y)", "D = I - sum I(U_m;Y)", "D null-corrected",
-            "D permutation p"]
+            "I(U;Y) lower end", "P_e* lower (Eq. 12)", "P_e* upper (Eq. 12)",
+            "best readout error"]
     lines = ["# Zoo summary (held-out AG News rows 0-1999)", "",
-             "Seed mean and 95% t interval over seeds (no interval with one seed). "
-             "Information terms (bits) of the whole member vectors: I(U;Y) is cross-fitted "
-             "usable information (never above H(Y) = 2 bits), relevancy the sum of the "
-             "members' own I(U_m;Y) (a sum of M terms, each at most H(Y)), D = I(U;Y) minus "
-             "that sum, with its label-null-corrected value and p.", "",
+             "Seed mean and 95% t interval over seeds (no interval with one seed; '-' where "
+             "no model of the row has the figure). Information (bits) of the whole member "
+             "vectors, from each model's Theorem 8 record (curves report, first objective): "
+             "I(U;Y) is cross-fitted usable information (never above H(Y) = 2 bits) and the "
+             "lower end of its bracket; Eq. 12 bounds P_e*, the Bayes error of the best "
+             "classifier of all members (not the model's own argmax error), beside the "
+             "held-out error of the best usable-information readout.", "",
              "| shared | L | executions | M | params | seeds | " + " | ".join(map(_cell, cols))
              + " |",
              "|" + "---|" * (6 + len(cols))]
@@ -197,7 +201,7 @@ def _figure(rows, path) -> None:
     fig = Figure(figsize=(11, 3.4))
     panels = [("accuracy", "held-out accuracy"),
               ("ce_diversity (sum, bits)", "CE diversity (bits)"),
-              ("D = I - sum I(U_m;Y)", "D = I(U;Y) - sum I(U_m;Y) (bits)")]
+              ("I(U;Y) usable (<= H(Y))", "usable I(U;Y), Theorem 8 record (bits)")]
     for k, (label, title) in enumerate(panels):
         ax = fig.add_subplot(1, 3, k + 1)
         for shared, style in ((False, "o-"), (True, "s--")):
