@@ -79,8 +79,8 @@ def seed_summary(records) -> list[dict]:
                "params": int(rs[0]["params"]), "n_members": int(rs[0]["n_members"]),
                "executions": int(rs[0]["executions"])}
         for label, path in FIGURES:
-            m, lo, hi, _ = _t_interval([_get(r, path) for r in rs])
-            row[label] = {"mean": m, "ci95": [lo, hi]}
+            m, lo, hi, n = _t_interval([_get(r, path) for r in rs])
+            row[label] = {"mean": m, "ci95": [lo, hi], "n": n}
         rows.append(row)
     return rows
 
@@ -113,8 +113,8 @@ def table1(records) -> list[dict]:
         row = {"shared_depth": key[0], "compare": key[1], "unshared_depth": key[2],
                "n_seeds": len(ts)}
         for label, _ in _DIFFERENCES:
-            m, lo, hi, _ = _t_interval([t[label] for t in ts])
-            row[label] = {"mean": m, "ci95": [lo, hi]}
+            m, lo, hi, n = _t_interval([t[label] for t in ts])
+            row[label] = {"mean": m, "ci95": [lo, hi], "n": n}
         rows.append(row)
     return rows
 
@@ -139,11 +139,15 @@ def prefix_vs_depth(records) -> list[dict]:
     return rows
 
 
-def _fmt(cell) -> str:
+def _fmt(cell, n_seeds: int | None = None) -> str:
+    """Mean [t interval]; ``(k of n seeds)`` when only k of the row's ``n_seeds`` have it."""
     m, (lo, hi) = cell["mean"], cell["ci95"]
     if not np.isfinite(m):
         return "-"
-    return f"{m:.3f}" if not np.isfinite(lo) else f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+    text = f"{m:.3f}" if not np.isfinite(lo) else f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+    k = cell.get("n")
+    return text if n_seeds is None or k is None or k >= n_seeds else (
+        f"{text} ({k} of {n_seeds} seeds)")
 
 
 def _cell(label: str) -> str:
@@ -170,7 +174,7 @@ def _markdown(rows, t1, records) -> str:
     for r in rows:
         lines.append(f"| {'yes' if r['shared'] else 'no'} | {r['depth']} | {r['executions']} | "
                      f"{r['n_members']} | {r['params']:,} | {r['n_seeds']} | "
-                     + " | ".join(_fmt(r[c]) for c in cols) + " |")
+                     + " | ".join(_fmt(r[c], r["n_seeds"]) for c in cols) + " |")
     cols_t1 = [c for c in cols if c in dict(_DIFFERENCES)]
     lines += ["", "## Table 1 form: shared minus unshared, paired by seed", "",
               "| shared L | vs | unshared L | seeds | " + " | ".join(map(_cell, cols_t1))
@@ -178,7 +182,8 @@ def _markdown(rows, t1, records) -> str:
               "|" + "---|" * (4 + len(cols_t1))]
     for r in t1:
         lines.append(f"| {r['shared_depth']} | {r['compare']} | {r['unshared_depth']} | "
-                     f"{r['n_seeds']} | " + " | ".join(_fmt(r[c]) for c in cols_t1) + " |")
+                     f"{r['n_seeds']} | " + " | ".join(_fmt(r[c], r["n_seeds"]) for c in cols_t1)
+                     + " |")
     pv = prefix_vs_depth(records)
     if pv:
         lines += ["", "## Truncated deepest model (logit lens) vs trained depth-b models", "",
