@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..inference.claim import Claim
 
-__all__ = ["MATCHED_CASES", "SURROGATE_SETTINGS", "redundancy_copies", "synergy_style",
-           "three_part", "matched_claim", "scalar_claim"]
+__all__ = ["MATCHED_CASES", "SURROGATE_SETTINGS", "redundancy_copies", "redundancy_half",
+           "synergy_style", "three_part", "matched_claim", "scalar_claim"]
 
 #: surrogate kind -> how a reader names the matched case built from the run
 MATCHED_CASES = {
@@ -14,6 +14,9 @@ MATCHED_CASES = {
                                  "within each class, same n)",
     "planted_redundancy": "a matched case with planted redundancy (the strongest members copied "
                           "with their noise onto others, same n)",
+    "planted_redundancy_ci": "a matched case with planted redundancy on the conditionally "
+                             "independent members (within-class permuted, then half of them "
+                             "replaced by noisy copies of the strongest, same n)",
     "planted_synergy": "a matched case with a planted synergistic pair the objective can read "
                        "(same n)",
 }
@@ -22,6 +25,17 @@ MATCHED_CASES = {
 def redundancy_copies(run, design) -> dict:
     """Planted redundancy on ``run``: min(4, M // 2) members copied (at least 1)."""
     return {"n_copies": max(1, min(4, run.n_members // 2))}
+
+
+def redundancy_half(run, design) -> dict:
+    """Planted redundancy over the conditionally independent members: M // 2 members copied
+    (at least 1), each with a twentieth of its source's within-class noise added.
+
+    Near-exact copies, because a summed readout sees a copy of a member in the set as that
+    member weighted twice: the gain profile moves only through the noise the copy repeats.
+    Measured on SmolLM2-135M / SST-2 blocks (B = K = 50, 10 surrogates): gains-vs-control
+    power 0.5 at noise 0.05 against 0.3 at 0.25 (usable information of the readout)."""
+    return {"n_copies": max(1, run.n_members // 2), "noise": 0.05}
 
 
 def synergy_style(run, design) -> dict:
@@ -34,7 +48,8 @@ def synergy_style(run, design) -> dict:
 
 #: surrogate kind -> its settings on a run (``Claim.surrogate_kwargs``), for the kinds that
 #: take any
-SURROGATE_SETTINGS = {"planted_redundancy": redundancy_copies, "planted_synergy": synergy_style}
+SURROGATE_SETTINGS = {"planted_redundancy": redundancy_copies, "planted_synergy": synergy_style,
+                      "planted_redundancy_ci": redundancy_half}
 
 
 def three_part(statistic: str, direction: str) -> str:

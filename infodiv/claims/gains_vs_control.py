@@ -66,7 +66,7 @@ CLAIM = scalar_claim(
             "the members' conditionally independent control",
     statistic_name="OLS slope of g(k) of the real members minus that of the conditionally "
                    "independent control (same random orders)",
-    statistic=slope_difference, direction="less", surrogate="planted_redundancy",
+    statistic=slope_difference, direction="less", surrogate="planted_redundancy_ci",
     rule_name="slope difference",
     sentence="gains diminish faster than they would for the same members made conditionally "
              "independent: the extra diminishing is redundancy, not the ceiling",

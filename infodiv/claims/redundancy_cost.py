@@ -51,7 +51,7 @@ CLAIM = scalar_claim(
             "control (each member permuted within its class)",
     statistic_name="f(all) of the conditionally independent control minus f(all) of the real "
                    "members (utility units; mean of several within-class permutations)",
-    statistic=gap, direction="greater", surrogate="planted_redundancy",
+    statistic=gap, direction="greater", surrogate="planted_redundancy_ci",
     rule_name="gap",
     sentence="the members' dependence given the label costs the ensemble: the same members "
              "made conditionally independent reach more",
