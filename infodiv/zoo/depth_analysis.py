@@ -49,8 +49,9 @@ __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", 
            "point_figures", "resample_figures", "information", "claims_for", "verdicts",
            "analyse_model", "cached_analysis"]
 
-#: bumped whenever what a per-model JSON holds changes (older files are recomputed)
-ANALYSIS_VERSION = 1
+#: bumped whenever what a per-model JSON holds changes (older files are recomputed); 2: the
+#: redundancy claims' power on copies planted over the conditionally independent members
+ANALYSIS_VERSION = 2
 #: claims tested on every model (infodiv.claims), in report order
 CLAIM_NAMES = ("diminishing_returns", "dr_mean_difference_positive", "violations",
                "diversity_effect", "premise", "redundancy_cost", "gains_vs_control")
