@@ -277,3 +277,30 @@ def test_verdict_counts_and_reading_of_a_finding_without_power():
     text = _holds(cell)
     assert text.startswith("a finding in 2 of 3 analysed models (a, c); in a the rule's power")
     assert "detected but not calibrated" in text and "in 1 model(s)" in text
+
+
+def test_a_finding_at_chance_is_counted_apart():
+    """A model whose accuracy's Wilson interval reaches the majority rate does not solve the
+    task: its detections are listed apart, not counted as findings."""
+    from infodiv.zoo.depth_across import verdict_counts
+    from infodiv.zoo.depth_reading import _holds
+
+    v = {"detected": True, "calibrated": True, "finding": True, "no_test": False,
+         "power": {"rate": 1.0, "ci": [0.8, 1.0]}, "false_positive": {"rate": 0.0, "ci": [0, 0.2]}}
+    records = [{"model": "chance", "at_chance": True, "verdicts": {"c": v}},
+               {"model": "solves", "at_chance": False, "verdicts": {"c": v}}]
+    cell = verdict_counts(records)["c"]
+    assert (cell["n_detected"], cell["n_finding"]) == (2, 1)
+    assert cell["findings"] == ["solves"] and cell["findings_at_chance"] == ["chance"]
+    text = _holds(cell)
+    assert text.startswith("a finding in 1 of 2 analysed models (solves); also detected in "
+                           "chance, a model at chance")
+    assert "not calibrated" not in text
+
+
+def test_records_say_whether_the_model_is_at_chance(report):
+    _, summary = report
+    for r in summary["records"]:
+        lo = r["accuracy_interval"][0]
+        assert r["majority"] == pytest.approx(0.25, abs=0.05)
+        assert r["at_chance"] == (lo <= r["majority"])

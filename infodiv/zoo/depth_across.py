@@ -62,6 +62,9 @@ def model_record(a: dict) -> dict:
     rec.update(n_examples=a["n_examples"], accuracy=f["accuracy"],
                accuracy_interval=f["accuracy_wilson95"], cross_entropy=f["cross_entropy"],
                max_exactness_error=a["max_exactness_error"])
+    if a.get("majority") is not None:    # the held-out majority-class rate (analyse_root)
+        rec["majority"] = a["majority"]
+        rec["at_chance"] = bool(f["accuracy_wilson95"][0] <= a["majority"])
     rec["usable_information"] = {
         "estimate": info["joint"], "interval": info["joint_interval"],
         "bracket": [info["joint_lower"], info["joint_upper"]],
@@ -175,18 +178,22 @@ def growth(records, points, reps, *, min_depths: int = 5, random_state: int = 0)
 def verdict_counts(records) -> dict:
     """Per claim: models, detections, findings, power range, largest shuffled-label rate, the
     models where a "not detected" is no test and those whose finding comes with power below
-    1/2 on the matched case (Wilson upper bound; counts, not readings)."""
+    1/2 on the matched case (Wilson upper bound; counts, not readings). A model at chance
+    (``at_chance``: its accuracy's Wilson interval reaches the majority rate) does not solve
+    the task, so its findings are counted apart (``findings_at_chance``), not as findings."""
     out = {}
     for r in records:
         for name, v in r["verdicts"].items():
             cell = out.setdefault(name, {"n_models": 0, "n_detected": 0, "n_finding": 0,
                                          "findings": [], "no_test": [], "not_calibrated": [],
                                          "findings_without_power": [],
-                                         "_pw": [], "_fp": []})
+                                         "findings_at_chance": [], "_pw": [], "_fp": []})
             cell["n_models"] += 1
             cell["n_detected"] += bool(v["detected"])
-            cell["n_finding"] += bool(v["finding"])
-            if v["finding"]:
+            if v["finding"] and r.get("at_chance"):
+                cell["findings_at_chance"].append(r["model"])
+            elif v["finding"]:
+                cell["n_finding"] += 1
                 cell["findings"].append(r["model"])
                 if v.get("power") and v["power"]["ci"][1] < 0.5:   # matched case ~never seen
                     cell["findings_without_power"].append(r["model"])

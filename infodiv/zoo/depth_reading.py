@@ -56,9 +56,15 @@ def _holds(cell) -> str:
     if weak:
         head += (f"; in {', '.join(weak)} the rule's power on its matched case is below 1/2, "
                  "so its sensitivity to what the claim names is not shown there")
-    if cell["n_detected"] > n:     # detected, not calibrated: a finding needs both
+    chance = cell.get("findings_at_chance") or []
+    if chance:
+        head += (f"; also detected in {', '.join(chance)}, a model at chance (its accuracy's "
+                 "Wilson interval reaches the majority rate), where it says nothing about "
+                 "how the task is solved")
+    if cell["n_detected"] > n + len(chance):   # detected, not calibrated: a finding needs both
         head += (f"; detected but not calibrated (its rule fires on shuffled labels beyond "
-                 f"the level) in {cell['n_detected'] - n} model(s), so no finding there")
+                 f"the level) in {cell['n_detected'] - n - len(chance)} model(s), so no "
+                 "finding there")
     return head + pw
 
 

@@ -24,6 +24,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
+
 from .configs import planned_names
 from .depth import HELDOUT_FILE, SETTINGS
 from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model
@@ -112,6 +114,7 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
     held = read_task_file(root / HELDOUT_FILE, name=f"hops{hops_task['hops']}")
     indices = shared_indices(held.labels, settings.resamples,
                              random_state=settings.random_state)
+    majority = float(np.bincount(held.labels).max() / len(held.labels))
     folders = _finished(root)
     dest = root / ANALYSIS_DIR
     done = sum(_stored_settings_match(dest / f"{f.parent.name}.json", settings)
@@ -126,6 +129,7 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
         t0 = time.process_time()
         doc, reused = analyse_model(folder, held, dest, settings, hops_task, indices,
                                     progress=progress, log=log)
+        doc = {**doc, "majority": majority}
         word = ("already analysed, reused" if reused
                 else f"analysed in {time.process_time() - t0:.0f} CPU s")
         log(f"[{i + 1}/{len(folders)}] {doc['model']['model']}: {word}")
