@@ -179,7 +179,6 @@ OLD_SCHEMA_MODELS = (
     "llama-d128-L2-share2-s0",
     "llama-d128-L2-share2-s1",
     "llama-d128-L2-share2-s2",
-    "llama-d128-L4-s2",
     "llama-d128-L4-share2-s0",
     "llama-d128-L4-share2-s1",
     "llama-d128-L4-share2-s2",
