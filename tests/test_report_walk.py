@@ -182,7 +182,6 @@ OLD_SCHEMA_MODELS = (
     "llama-d128-L4-share2-s0",
     "llama-d128-L4-share2-s1",
     "llama-d128-L4-share2-s2",
-    "llama-d128-L8-s0",
     "llama-d128-L8-s1",
     "llama-d128-L8-s2",
     "smollm2-135m-ft-top4-s0",
