@@ -551,6 +551,12 @@ def agnews_page(args) -> None:
         "arrays": {"labels": contrib.labels.tolist(), "predictions": pred.tolist()},
         "prompt_selection": selection,
         "prefix_readout": _prefix_readout(dec),
+        # Theorems 5-6 along the depth order: usable I of the prefixes 1, 2, 4, .., M (cross-
+        # fitted readouts, the same folds), R and D = I - R, from the decompositions
+        "information_prefix": {**dec["information_inference"]["methods"]["usable"]["prefix"],
+                               "last_member": [contrib.members[k - 1].name for k in
+                                               dec["information_inference"]["methods"][
+                                                   "usable"]["prefix"]["sizes"]]},
         # Figure 3 (Pearson/Spearman r of accuracy with MSE, bias, diversity over the junction
         # points, bootstrap with the series recomputed) keyed VARIANT-MEASURE-METHOD-LEFTOUT,
         # and Figure 4 (module shares of bias and diversity) keyed TERM_GROUP, for reading
