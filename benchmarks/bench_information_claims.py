@@ -63,13 +63,25 @@ def members_run(case: str, n: int, n_members: int, seed: int):
 
 def claims(names, with_control: bool, copies: int | None = None) -> list:
     out = [CLAIMS[n] for n in names]
-    if copies:      # a stronger planted case than the registry's min(4, M/2) copies
+    if copies:      # a planted case of another size than the registry's
         out = [dataclasses.replace(c, surrogate_kwargs=lambda run, design: {
             "n_copies": copies}) for c in out]
     if with_control:
         out += [dataclasses.replace(CLAIMS[n], name=f"{n}@premise_true",
                                     surrogate="conditionally_independent",
                                     surrogate_kwargs=None) for n in names]
+    return out
+
+
+def matched_cases(run, args) -> dict:
+    """Per claim: its matched surrogate kind and that kind's settings on ``run`` (the
+    registry's, or ``--copies``)."""
+    design = Design(args.objective, n_orders=args.orders, n_triples=args.triples)
+    out = {}
+    for c in claims(args.claims or NAMES_BY_OBJECTIVE.get(args.objective, NAMES), False,
+                    args.copies):
+        kw = c.surrogate_kwargs(run, design) if c.surrogate_kwargs is not None else {}
+        out[c.name] = {"kind": c.surrogate, **kw}
     return out
 
 
@@ -109,7 +121,8 @@ def main(argv=None) -> None:
     ap.add_argument("--orders", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--copies", type=int, default=None,
-                    help="planted copies of the matched case (default: the registry's)")
+                    help="planted copies of the matched case (default: the registry's; "
+                    "the kind stays the claim's)")
     ap.add_argument("--claims", type=lambda s: tuple(s.split(",")), default=None,
                     help="comma-separated subset of " + ",".join(NAMES)
                     + " (or marginal_gain_redundancy, with --triples)")
@@ -130,7 +143,7 @@ def main(argv=None) -> None:
         doc = {"sizes": {"n": args.n, "M": args.members, "B": args.b, "K": args.k,
                          "n_triples": args.triples,
                          "n_power": args.power, "n_orders": args.orders, "seed": args.seed,
-                         "planted_copies": args.copies or min(4, args.members // 2)},
+                         "matched_cases": matched_cases(run, args)},
                "real": one(run, True, args)}
         print(key, "real", json.dumps({k: (v["detected"], v["power"]["rate"],
                                            v["premise_true_rate"]["rate"],
