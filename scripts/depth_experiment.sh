@@ -15,7 +15,13 @@
 # the root safely); the depth order 8 6 3 4 1 2 deals the two shards of N = 2 about equal work
 # (20 and 16 block executions per step).
 #
+# On a GPU: DEVICE=cuda JOBS=N runs every model as its own job, N at a time (deepest first, the
+# harder K first), each bounded by DEADLINE_S seconds from the start (0: none); a job cut by the
+# deadline leaves its last checkpoint (every 100 steps), which resumes on CPU or GPU. A job's
+# progress goes to $OUT/logs/k<K>-<name>.log.
+#
 # Usage:   scripts/depth_experiment.sh                      (foreground)
+#          DEVICE=cuda JOBS=15 DEADLINE_S=400 scripts/depth_experiment.sh
 #          mkdir -p runs/depth && for i in 0 1; do SHARD=$i/2 nohup setsid \
 #              scripts/depth_experiment.sh >> runs/depth/train.$i.log 2>&1 < /dev/null & done
 # Output:  runs/depth/k<K>/ (depth.json, tokenizer/, heldout.jsonl + heldout.task.json,
@@ -28,11 +34,57 @@ OUT=${OUT:-runs/depth}
 SHARD=${SHARD:-0/1}
 SETTINGS=(--task hops --min-hops 1 --queries 16 --next-frac 0.5 --symbols 64 --n-heldout 2000
           --width 64 --heads 4 --mlp 128 --init-std 0.125 --batch-size 32
-          --steps 16000 --warmup 100 --lr 3e-3 --checkpoint-every 100 --threads 1)
+          --steps "${STEPS:-16000}" --warmup 100 --lr 3e-3 --checkpoint-every 100 --threads 1)
+
+DEVICE=${DEVICE:-cpu}
+JOBS=${JOBS:-1}
+DEADLINE_S=${DEADLINE_S:-0}
+DEPTHS=(8 6 3 4 1 2)
+SHARED_DEPTHS=(4 2)
+SEEDS=(0 1 2)
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export TQDM_MININTERVAL=${TQDM_MININTERVAL:-120}   # a progress line every 2 minutes in the log
 mkdir -p "$OUT"
+if [ "$JOBS" -gt 1 ]; then
+  # one job per model: "K seed unshared-depth shared-depth" (one of the two depths empty)
+  end=$(( $(date +%s) + DEADLINE_S ))
+  mkdir -p "$OUT/logs"
+  jobs_file=$(mktemp)
+  for K in $HOPS_ORDER; do
+    # the root (settings, tokenizer, held-out file) once, before the jobs share it
+    infodiv zoo train --hops "$K" --root "$OUT/k$K" --seeds 0 --depths --shared-depths \
+      --device "$DEVICE" --quiet "${SETTINGS[@]}"
+    for SEED in "${SEEDS[@]}"; do   # longest first: block executions per step
+      { for D in "${DEPTHS[@]}"; do echo "$D $K $SEED $D -"; done
+        for D in "${SHARED_DEPTHS[@]}"; do echo "$((2 * D)) $K $SEED - $D"; done
+      } | sort -s -k1,1nr | cut -d' ' -f2-
+    done >> "$jobs_file"
+  done
+  job() {   # K seed depth shared-depth
+    local left=0 d=() s=() name
+    [ "$3" = - ] || d=("$3")
+    [ "$4" = - ] || s=("$4")
+    if [ "$3" = - ]; then name="L$4-share2-s$2"; else name="L$3-s$2"; fi
+    if [ "$DEADLINE_S" -gt 0 ]; then
+      left=$(( end - $(date +%s) ))
+      [ "$left" -gt 10 ] || return 0
+    fi
+    timeout "$left" infodiv zoo train --hops "$1" --root "$OUT/k$1" --seeds "$2" \
+      --depths "${d[@]}" --shared-depths "${s[@]}" --device "$DEVICE" "${SETTINGS[@]}" \
+      > "$OUT/logs/k$1-$name.log" 2>&1 || true
+  }
+  export -f job
+  export OUT DEVICE DEADLINE_S end
+  export SETTINGS_STR="${SETTINGS[*]}"
+  echo "$(date -u +%FT%TZ) depth grid on $DEVICE: $(wc -l < "$jobs_file") model(s), $JOBS at a time"
+  xargs -P "$JOBS" -L 1 bash -c 'SETTINGS=($SETTINGS_STR); job "$@"' _ < "$jobs_file"
+  rm -f "$jobs_file"
+  for K in $HOPS_ORDER; do
+    echo "k$K: $(find "$OUT/k$K/models" -path '*/model/zoo.json' 2>/dev/null | wc -l) model(s) finished"
+  done
+  exit 0
+fi
 for K in $HOPS_ORDER; do
   root="$OUT/k$K"
   n_done=0 n_part=0
@@ -45,9 +97,10 @@ for K in $HOPS_ORDER; do
   else
     echo "$(date -u +%FT%TZ) depth grid K=$K shard $SHARD: starting"
   fi
-  for SEED in 0 1 2; do
+  for SEED in "${SEEDS[@]}"; do
     nice -n 10 infodiv zoo train --hops "$K" --root "$root" --seeds "$SEED" \
-      --depths 8 6 3 4 1 2 --shared-depths 4 2 --shard "$SHARD" "${SETTINGS[@]}"
+      --depths "${DEPTHS[@]}" --shared-depths "${SHARED_DEPTHS[@]}" --shard "$SHARD" \
+      --device "$DEVICE" "${SETTINGS[@]}"
   done
 done
 echo "$(date -u +%FT%TZ) depth grid: all K done"

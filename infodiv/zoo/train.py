@@ -221,7 +221,9 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
     state_path = Path(run_dir) / "state.pt"
     step, losses, elapsed = 0, [], 0.0
     if state_path.is_file():
-        st = torch.load(state_path, weights_only=False)
+        # map onto the model's device: a state written on CUDA resumes on the CPU and back
+        st = torch.load(state_path, weights_only=False,
+                        map_location=next(iter(params.values())).device)
         if st["fingerprint"] != fingerprint:
             raise ValueError(f"{state_path} was written with a different spec or training "
                              "config; remove it to start over")
