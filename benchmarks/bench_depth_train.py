@@ -46,6 +46,9 @@ def _recorded(root: Path) -> list[dict]:
         rec = json.loads(rec_path.read_text())
         out.append({"root": rec_path.parents[3].name, "model": rec["model"],
                     "steps": rec["step"], "s_per_step": rec["s_per_step"],
+                    # the device of the last leg (a GPU-started model may finish on the CPU:
+                    # s_per_step then averages both)
+                    "device": rec.get("device", "cpu"), "wall_time_s": rec.get("wall_time_s"),
                     "heldout_accuracy": rec.get("heldout", {}).get("accuracy")})
     return out
 

@@ -165,6 +165,11 @@ def _setup_lines(summary) -> list[str]:
         "scripts/depth_experiment.sh      # train the grid (runs/depth/k<K>)",
         "scripts/depth_analysis.sh        # analyse every finished model, write this page",
         "```",
+        "",
+        "On a GPU, `DEVICE=cuda JOBS=15 scripts/depth_experiment.sh` trains every model as its "
+        "own job, 15 at a time (under CUDA MPS where it runs); a checkpoint written there "
+        "resumes on the CPU and back. Each model's `zoo.json` records the device of its last "
+        "leg and its seconds per step.",
     ]
     return lines
 
