@@ -169,6 +169,22 @@ def _configure_finetune(p) -> None:
     p.add_argument("--quiet", action="store_true")
 
 
+def _add_curve_sizes(p) -> None:
+    """The paired sizes of the curve inference per objective (:func:`infodiv.zoo.analyses.
+    curves_settings`): example resamples B = label permutations K, and power surrogates per
+    kind; the first (accuracy) objective's as two counts, the others' (mi_readout) as one
+    ``B POWER`` pair."""
+    _add_count(p, "--curves-inference", 200,
+               "example resamples B = label permutations K of the curve inference of the "
+               "accuracy objective: two-level bootstrap and null of every curve statistic")
+    _add_count(p, "--curves-power", 20,
+               "surrogates per kind for the power of the accuracy curve verdicts")
+    p.add_argument("--curves-secondary", type=int, nargs=2, default=[50, 10],
+                   metavar=("B", "POWER"),
+                   help="curve inference B = K and power surrogates of each kind of the "
+                        "usable-information objective (mi_readout)")
+
+
 def _configure_report(p) -> None:
     p.add_argument("--root", type=Path, default=Path("runs/zoo"))
     p.add_argument("--out", type=Path, default=Path("docs/results/zoo"))
@@ -180,15 +196,7 @@ def _configure_report(p) -> None:
                    choices=("decompose", "curves"),
                    help="toolkit reports per model (none: only reread the finished ones; a "
                         "curves report of other settings is then left out of the summary)")
-    _add_count(p, "--curves-inference", 200,
-               "example resamples B = label permutations K of the curve inference of the "
-               "accuracy objective: two-level bootstrap and null of every curve statistic")
-    _add_count(p, "--curves-power", 20,
-               "surrogates per kind for the power of the accuracy curve verdicts")
-    p.add_argument("--curves-secondary", type=int, nargs=2, default=[50, 10],
-                   metavar=("B", "POWER"),
-                   help="curve inference B = K and power surrogates of each kind of the "
-                        "usable-information objective (mi_readout)")
+    _add_curve_sizes(p)
     _add_count(p, "--curves-report-size", 20,
                "example resamples B = label permutations K of the report-only claims "
                "(Theorem 8's Eq. 12 bounds) on the first curve objective")
