@@ -304,3 +304,24 @@ def test_records_say_whether_the_model_is_at_chance(report):
         lo = r["accuracy_interval"][0]
         assert r["majority"] == pytest.approx(0.25, abs=0.05)
         assert r["at_chance"] == (lo <= r["majority"])
+
+
+def test_gap_regression_interval_resamples_the_pairs():
+    """With no example noise at all, an interval over example resamples alone would collapse
+    onto the point estimate; the pairs are the units the regression generalises over, so the
+    interval must have the width the scatter of the pairs gives (and contain the estimate)."""
+    from infodiv.zoo.across import gap_regression
+
+    depth_acc = {1: 0.30, 2: 0.55, 3: 0.75, 4: 0.85, 6: 0.91, 8: 0.93}
+    records, points, reps = _synthetic(depth_acc, shared_acc={2: 0.70, 4: 0.88})
+    rng = np.random.default_rng(3)
+    for name, pt in points.items():     # diversity explains the gap only partly
+        pt["sq_diversity"] = pt["accuracy"] / 10 + rng.normal(0, 0.01)
+        reps[name] = {k: np.full(40, v) for k, v in pt.items()
+                      if k not in ("k", "truncated_accuracy")}
+    g = gap_regression(records, points, reps, n_permutations=99)
+    lo, hi = g["r_ci95"]
+    assert g["n_pairs"] == 12 and lo <= g["r"] <= hi
+    assert hi - lo > 0.05, g["r_ci95"]
+    gaps = [(p["diversity_gap"], p["accuracy_gap"]) for p in g["pairs"]]
+    assert g["r"] == pytest.approx(np.corrcoef(*zip(*gaps))[0, 1])

@@ -193,8 +193,11 @@ def table1(records, points, reps) -> list[dict]:
 def gap_regression(records, points, reps, *, diversity: str = "sq_diversity",
                    n_permutations: int = 9999, random_state=0) -> dict:
     """Across every shared/unshared pair (both comparisons, every seed): correlation and OLS
-    slope of the accuracy gap on the ``diversity`` gap, with an interval over the shared
-    resamples (pairs fixed) and a permutation p (gaps shuffled across pairs, two-sided)."""
+    slope of the accuracy gap on the ``diversity`` gap, with a two-level interval (inside every
+    shared example resample the pairs are resampled with replacement: the pairs are the units
+    the regression generalises over, so an interval over examples alone would be as narrow as
+    the example noise however few pairs there are) and a permutation p (gaps shuffled across
+    pairs, two-sided)."""
     pairs = _pairs(records)
     if len(pairs) < 3:
         return {"n_pairs": len(pairs), "diversity": diversity}
@@ -209,8 +212,9 @@ def gap_regression(records, points, reps, *, diversity: str = "sq_diversity",
         return float(np.corrcoef(x, y)[0, 1]), float(np.polyfit(x, y, 1)[0])
 
     r, slope = stats(dd, da)
-    boot = np.asarray([stats(rd[:, b], ra[:, b]) for b in range(ra.shape[1])])
     rng = np.random.default_rng(random_state)
+    draws = rng.integers(0, len(pairs), size=(ra.shape[1], len(pairs)))
+    boot = np.asarray([stats(rd[idx, b], ra[idx, b]) for b, idx in enumerate(draws)])
     null = np.asarray([stats(rng.permutation(dd), da)[0] for _ in range(n_permutations)])
     p = float((1 + np.sum(np.abs(null) >= abs(r))) / (1 + n_permutations))
     return {"diversity": diversity, "n_pairs": len(pairs), "r": r, "r_ci95": _pct(boot[:, 0]),
