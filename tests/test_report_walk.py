@@ -170,8 +170,6 @@ OLD_SCHEMA_MODELS = (
     "llama-d128-L16-s0",
     "llama-d128-L16-s1",
     "llama-d128-L16-s2",
-    "llama-d128-L8-s1",
-    "llama-d128-L8-s2",
     "smollm2-135m-ft-top4-s0",
 )
 _PENDING = "|".join(map(re.escape, OLD_SCHEMA_MODELS))
