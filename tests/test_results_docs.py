@@ -245,9 +245,10 @@ def _check_zoo_report(name, doc, record, across) -> set:
 def test_zoo_curves_carry_every_verdict_with_its_power():
     """Every zoo model's record-schema curves report has, per objective, every claim it was
     asked for (and on the first objective the two selection verdicts), each on the current
-    claim's matched case (but ZOO_OLD_REDUNDANCY_CASE), with power and shuffled-label rate wherever its entry ran power
-    surrogates; summary.json quotes each report exactly and across.json's counts and lists
-    (findings, no power, power 0, missing) are its overview. The models whose report predates
+    claim's matched case (but ZOO_OLD_REDUNDANCY_CASE), with power and shuffled-label rate
+    wherever its entry ran power surrogates; summary.json quotes each report exactly and
+    across.json's counts and lists (findings, no power, power 0, missing) are its overview.
+    The models whose report predates
     the schema are exactly across.json's ``curves_stale``, quoted nowhere (removing a verdict
     or its power from a report, or a model from the lists, goes red)."""
     from infodiv.zoo.analyses import curve_summary, verdict_overview
