@@ -164,7 +164,6 @@ def test_small_run_documents(small_run, name):
 #: expected to fail, strictly — a listed report that passes fails the suite, so the list stays
 #: exact
 OLD_SCHEMA_MODELS = (
-    "llama-d128-L12-s1",
     "llama-d128-L12-s2",
     "llama-d128-L16-s0",
     "llama-d128-L16-s1",
