@@ -214,9 +214,10 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     load_avg = os.getloadavg()
     t0 = time.perf_counter()
-    shapes_tmp = tempfile.TemporaryDirectory(prefix="bench-shapes-")
-    source = ("smollm2-135m" if args.shapes is None
-              else random_weights(args.shapes, Path(shapes_tmp.name) / "model"))
+    source = "smollm2-135m"
+    if args.shapes is not None:   # the folder lives as long as the run (the model reads it)
+        shapes_tmp = tempfile.TemporaryDirectory(prefix="bench-shapes-")
+        source = random_weights(args.shapes, Path(shapes_tmp.name) / "model")
     model, tok = load_model(source, device=args.device, dtype=args.dtype)
     cuda = next(model.parameters()).device.type == "cuda"
     out_path = args.out or (RESULT.with_name("extract_cuda.json") if cuda else RESULT)

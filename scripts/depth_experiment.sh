@@ -18,7 +18,8 @@
 # On a GPU: DEVICE=cuda JOBS=N runs every model as its own job, N at a time (deepest first, the
 # harder K first), each bounded by DEADLINE_S seconds from the start (0: none); a job cut by the
 # deadline leaves its last checkpoint (every 100 steps), which resumes on CPU or GPU. A job's
-# progress goes to $OUT/logs/k<K>-<name>.log.
+# progress goes to $OUT/logs/k<K>-<name>.log. Start CUDA MPS first (nvidia-cuda-mps-control -d)
+# so that the jobs share the GPU instead of time-slicing it.
 #
 # Usage:   scripts/depth_experiment.sh                      (foreground)
 #          DEVICE=cuda JOBS=15 DEADLINE_S=400 scripts/depth_experiment.sh

@@ -167,7 +167,8 @@ def _setup_lines(summary) -> list[str]:
         "```",
         "",
         "On a GPU, `DEVICE=cuda JOBS=15 scripts/depth_experiment.sh` trains every model as its "
-        "own job, 15 at a time (under CUDA MPS where it runs); a checkpoint written there "
+        "own job, 15 at a time (start CUDA MPS first, `nvidia-cuda-mps-control -d`, so "
+        "that the jobs share the GPU); a checkpoint written there "
         "resumes on the CPU and back. Each model's `zoo.json` records the device of its last "
         "leg and its seconds per step.",
     ]
