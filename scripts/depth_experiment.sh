@@ -40,9 +40,10 @@ SETTINGS=(--task hops --min-hops 1 --queries 16 --next-frac 0.5 --symbols 64 --n
 DEVICE=${DEVICE:-cpu}
 JOBS=${JOBS:-1}
 DEADLINE_S=${DEADLINE_S:-0}
-DEPTHS=(8 6 3 4 1 2)
-SHARED_DEPTHS=(4 2)
-SEEDS=(0 1 2)
+# a sub-grid when time is short: DEPTHS="1 2 3 4" SHARED_DEPTHS="" SEEDS="0 1" (same recipe)
+read -r -a DEPTHS <<< "${DEPTHS:-8 6 3 4 1 2}"
+read -r -a SHARED_DEPTHS <<< "${SHARED_DEPTHS-4 2}"
+read -r -a SEEDS <<< "${SEEDS:-0 1 2}"
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export TQDM_MININTERVAL=${TQDM_MININTERVAL:-120}   # a progress line every 2 minutes in the log

@@ -116,6 +116,16 @@ def test_page_lists_status_and_has_no_history(report):
     assert summary["records"][1]["model"] == "llama-d16-L2-s0"
     assert (f"| llama-d16-L2-s0 | {lens[1]:.3f} | {lens[3]:.3f} | {lens[5]:.3f} |" in text)
     assert (out / "depth.png").stat().st_size > 0 and (out / "truncated.png").is_file()
+    # answer first: the saturation line and the first figure before the setup; the long
+    # status table last
+    sat = summary["by_hops"]["2"]["saturation"]
+    accs = {d: a for d, a in zip(sat["depths"], sat["accuracy"])}
+    curve = ", ".join(f"{d}: {a:.3f}" for d, a in accs.items())
+    assert f"- **K = 2**: seed-mean accuracy by depth {curve};" in text
+    order = [text.index(s) for s in ("## Answer", "seed-mean accuracy by depth", "(depth.png)",
+                                     "## Setup", "## Models: finished and still training",
+                                     "| llama-d16-L3-s0 | not started")]
+    assert order == sorted(order), order
 
 
 def test_rerun_reuses_finished_analyses_and_lists_training(grid, report, capsys):

@@ -3,7 +3,8 @@ truncation compared with intervals over seeds and examples (DESIGN.md 2.9).
 
 Input: the per-model analyses of :mod:`infodiv.zoo.depth_analysis`, each with point figures and
 replicates on the example resamples shared by every model of its root (same held-out prompts,
-same resamples). Models of different difficulty (``hops``) are never compared with each other.
+same resamples). Models of different difficulty (``hops``) are never paired with each other;
+only their saturation depths are compared (:mod:`infodiv.zoo.depth_saturation`).
 
 - :func:`model_record`: task, hops, depth, shared, seed, params, members, held-out accuracy
   (Wilson 95%), usable information I(U;Y) with its interval and bracket (bits), and every
@@ -21,6 +22,8 @@ same resamples). Models of different difficulty (``hops``) are never compared wi
   (:func:`infodiv.growth.fit_growth_laws`) on the seed means, per seed, and on every
   seed-and-example replicate (the share of replicates each law wins by AICc and the interval of
   the power law's asymptote);
+- the saturation depth per difficulty and its shift between difficulties
+  (:mod:`infodiv.zoo.depth_saturation`);
 - :func:`verdict_counts`: per claim, how many models detect it, have it as a finding, the range
   of its power and the largest shuffled-label rate, and the models where it is no test.
 """
@@ -38,6 +41,7 @@ from .across import (
     truncated_vs_depth,
 )
 from .depth_analysis import RESAMPLED
+from .depth_saturation import saturation_depth, saturation_shift
 
 __all__ = ["SCALARS", "model_record", "points_and_replicates", "by_depth", "table1", "growth",
            "verdict_counts", "summarise"]
@@ -215,7 +219,9 @@ def verdict_counts(records) -> dict:
 def summarise(analyses) -> dict:
     """``{"records": [...], "by_hops": {K: {...}}}``: the model records and, per difficulty,
     :func:`by_depth`, :func:`table1`, the truncated-vs-trained rows, :func:`growth` and
-    :func:`verdict_counts`."""
+    :func:`verdict_counts`, the saturation depth
+    (:func:`infodiv.zoo.depth_saturation.saturation_depth`); across difficulties, whether the
+    saturation depth moves (:func:`infodiv.zoo.depth_saturation.saturation_shift`)."""
     records = sorted((model_record(a) for a in analyses),
                      key=lambda r: (-r["hops"], r["shared"], r["depth"], r["seed"]))
     points, reps = points_and_replicates(analyses)
@@ -229,5 +235,7 @@ def summarise(analyses) -> dict:
             "truncated_vs_depth": [t for t in truncated_vs_depth(rs, points, reps)
                                    if t["depth_model"] != t["model"]],
             "growth": growth(rs, points, reps),
+            "saturation": saturation_depth(rs, points, reps),
             "verdicts": verdict_counts(rs)}
-    return {"records": records, "by_hops": by_hops}
+    shift = saturation_shift({k: v["saturation"] for k, v in by_hops.items()})
+    return {"records": records, "by_hops": by_hops, "saturation_shift": shift}

@@ -1,0 +1,136 @@
+"""Where accuracy saturates along depth, per difficulty, and whether that depth moves with the
+difficulty (DESIGN.md 2.9: "with two values of k the saturation depth moves").
+
+The saturation depth of a grid is the smallest trained unshared depth whose seed-mean held-out
+accuracy reaches ``threshold`` (0.90 by default, the grid's target for its deepest models):
+
+.. math:: d^*(K) = \\min\\{d : \\bar a_K(d) \\ge \\tau\\},
+
+with :math:`\\bar a_K(d)` the mean over seeds of the depth-d models trained at difficulty K;
+:math:`d^* = \\infty` ("beyond the grid") when no trained depth reaches it. Its uncertainty
+comes from the same two-level replicates as every interval across models
+(:func:`infodiv.zoo.across.seed_example_interval`): in each shared example resample b the seeds
+are resampled with replacement, the seed mean is taken per depth and :math:`d^*_b` read off.
+
+Roots of different difficulty have different held-out files, so their replicates are
+independent draws; the shift :math:`d^*(K_{hard}) - d^*(K_{easy})` is judged on the replicate
+pairs (b of one root with b of the other: independent, so any pairing is a draw from the product
+of the two bootstrap distributions): the share of pairs in which the harder difficulty
+saturates deeper, in which both saturate at the same depth and in which it saturates earlier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .across import depth_groups
+
+__all__ = ["THRESHOLD", "saturation_depth", "saturation_shift"]
+
+#: the accuracy a depth must reach to count as saturated (the grid's target)
+THRESHOLD = 0.90
+
+
+def _first_reaching(acc, depths, threshold) -> float:
+    """Smallest depth whose accuracy reaches ``threshold`` (``inf`` when none does)."""
+    hit = np.flatnonzero(np.asarray(acc) >= threshold)
+    return float(depths[hit[0]]) if hit.size else float("inf")
+
+
+def _json_depth(d: float):
+    return None if not np.isfinite(d) else int(d)
+
+
+def saturation_depth(records, points, reps, *, threshold: float = THRESHOLD,
+                     random_state: int = 0) -> dict | None:
+    """The saturation depth of one difficulty's unshared models (module docstring).
+
+    Parameters
+    ----------
+    records : list of dict
+        ``summary.json`` model records of one difficulty (``shared``, ``depth``, ``seed``,
+        ``model``).
+    points, reps : dict
+        Per model: the held-out ``accuracy`` and its replicates on the root's shared example
+        resamples (:func:`infodiv.zoo.depth_across.points_and_replicates`).
+    threshold : float
+        Accuracy that counts as saturated, in (0, 1].
+    random_state : int
+        Seed of the seed resampling.
+
+    Returns
+    -------
+    dict or None
+        ``depth`` (``None``: beyond the deepest trained depth), ``depths`` and the seed-mean
+        ``accuracy`` per depth, ``seeds``, ``replicates`` (``n``, ``share`` per depth and
+        ``"beyond"``, and the raw per-replicate depths with ``None`` for beyond); ``None`` when
+        no unshared depth has a finished model.
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must lie in (0, 1], got {threshold}")
+    groups = {d: rs for (s, d), rs in depth_groups(records).items() if not s}
+    if not groups:
+        return None
+    seeds = sorted(set.intersection(*({int(r["seed"]) for r in rs} for rs in groups.values())))
+    if not seeds:      # no seed has every depth: use each depth's own seeds
+        seeds = None
+    depths = np.array(sorted(groups), dtype=np.float64)
+    rng = np.random.default_rng(random_state)
+    means, draws = [], []
+    for d in sorted(groups):
+        rs = [r for r in groups[d] if seeds is None or int(r["seed"]) in seeds]
+        means.append(float(np.mean([points[r["model"]]["accuracy"] for r in rs])))
+        draws.append(np.stack([np.asarray(reps[r["model"]]["accuracy"], np.float64)
+                               for r in rs]))                                   # [S_d, B]
+    n_b = min(x.shape[1] for x in draws)
+    rep_means = np.empty((n_b, len(draws)))
+    for j, x in enumerate(draws):
+        pick = rng.integers(0, x.shape[0], size=(n_b, x.shape[0]))
+        rep_means[:, j] = x[pick, np.arange(n_b)[:, None]].mean(axis=1)
+    rep_depth = np.array([_first_reaching(row, depths, threshold) for row in rep_means])
+    share = {str(int(d)): float(np.mean(rep_depth == d)) for d in depths}
+    share["beyond"] = float(np.mean(~np.isfinite(rep_depth)))
+    return {"threshold": float(threshold),
+            "depth": _json_depth(_first_reaching(means, depths, threshold)),
+            "depths": [int(d) for d in depths], "accuracy": means,
+            "seeds": seeds if seeds is not None else "per depth",
+            "deepest": int(depths[-1]),
+            "replicates": {"n": int(n_b), "share": share,
+                           "depth": [_json_depth(d) for d in rep_depth]}}
+
+
+def _as_array(sat) -> np.ndarray:
+    return np.array([np.inf if d is None else d for d in sat["replicates"]["depth"]],
+                    dtype=np.float64)
+
+
+def saturation_shift(by_hops: dict) -> dict | None:
+    """The hardest against the easiest difficulty's saturation depth (module docstring).
+
+    Parameters
+    ----------
+    by_hops : dict
+        ``{K: saturation_depth(...)}`` with at least two difficulties (``None`` entries are
+        skipped).
+
+    Returns
+    -------
+    dict or None
+        ``harder``, ``easier`` (the K), their depths, ``n_pairs`` and the shares of replicate
+        pairs with the harder difficulty saturating ``deeper``, at the ``same`` depth or
+        ``earlier``; ``None`` with fewer than two difficulties.
+    """
+    ks = sorted((int(k) for k, v in by_hops.items() if v), reverse=True)
+    if len(ks) < 2:
+        return None
+    hard, easy = by_hops[str(ks[0])], by_hops[str(ks[-1])]
+    a, b = _as_array(hard), _as_array(easy)
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    both_beyond = ~np.isfinite(a) & ~np.isfinite(b)
+    return {"harder": ks[0], "easier": ks[-1], "harder_depth": hard["depth"],
+            "easier_depth": easy["depth"], "n_pairs": int(n),
+            "deeper": float(np.mean((a > b) & ~both_beyond)),
+            "same": float(np.mean((a == b) | both_beyond)),
+            "earlier": float(np.mean(a < b)),
+            "easier_deepest": easy["deepest"], "harder_deepest": hard["deepest"]}

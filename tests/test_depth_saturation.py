@@ -1,0 +1,83 @@
+"""The saturation depth of a depth grid and its shift between difficulties
+(infodiv.zoo.depth_saturation), and the answer lines that quote them (infodiv.zoo.depth_answer),
+on synthetic grids whose answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def _grid(depth_acc, seed_offsets=(0.0, 0.0, 0.0), b=400, noise=0.002, random_state=0):
+    """Records, points and replicates: accuracy per unshared depth plus a per-seed offset;
+    replicates = point + small noise on ``b`` shared resamples."""
+    rng = np.random.default_rng(random_state)
+    records, points, reps = [], {}, {}
+    for s, off in enumerate(seed_offsets):
+        for d, a in depth_acc.items():
+            name = f"L{d}-s{s}"
+            records.append({"model": name, "depth": d, "shared": False, "seed": s})
+            points[name] = {"accuracy": a + off}
+            reps[name] = {"accuracy": a + off + rng.normal(0, noise, b)}
+    return records, points, reps
+
+
+def test_saturation_depth_is_the_first_depth_reaching_the_threshold():
+    from infodiv.zoo.depth_saturation import saturation_depth
+
+    sat = saturation_depth(*_grid({1: 0.25, 2: 0.30, 3: 0.95, 4: 0.97, 6: 0.97, 8: 0.96}))
+    assert sat["depth"] == 3 and sat["deepest"] == 8 and sat["seeds"] == [0, 1, 2]
+    assert sat["accuracy"] == pytest.approx([0.25, 0.30, 0.95, 0.97, 0.97, 0.96])
+    assert sat["replicates"]["share"]["3"] == 1.0 and sat["replicates"]["n"] == 400
+    assert sat["replicates"]["depth"].count(3) == 400
+    late = saturation_depth(*_grid({1: 0.25, 2: 0.30, 3: 0.85, 4: 0.95}))
+    assert late["depth"] == 4
+    never = saturation_depth(*_grid({1: 0.25, 2: 0.60}))
+    assert never["depth"] is None and never["replicates"]["share"]["beyond"] == 1.0
+    assert saturation_depth(*_grid({1: 0.25, 2: 0.60}), threshold=0.5)["depth"] == 2
+    with pytest.raises(ValueError, match="threshold must lie in"):
+        saturation_depth(*_grid({1: 0.2}), threshold=0)
+    shared_only = [{"model": "x", "depth": 2, "shared": True, "seed": 0}]
+    assert saturation_depth(shared_only, {}, {}) is None
+
+
+def test_seeds_are_resampled_inside_every_replicate():
+    """Seeds 0.80 / 0.99 / 0.99 at depth 3: the seed mean 0.927 saturates, but a replicate that
+    draws seed 0 at least twice (probability 7/27) does not, so depth 3 wins about 20/27 of the
+    replicates and depth 4 (all seeds at 0.99) the rest."""
+    from infodiv.zoo.depth_saturation import saturation_depth
+
+    records, points, reps = _grid({1: 0.25, 3: 0.99, 4: 0.99}, b=1000, noise=0.0)
+    for name in ("L3-s0",):
+        points[name]["accuracy"] = 0.80
+        reps[name]["accuracy"] = np.full(1000, 0.80)
+    sat = saturation_depth(records, points, reps, random_state=3)
+    assert sat["depth"] == 3
+    share = sat["replicates"]["share"]
+    assert share["3"] == pytest.approx(20 / 27, abs=0.05)
+    assert share["4"] == pytest.approx(7 / 27, abs=0.05) and share["1"] == 0.0
+
+
+def test_shift_counts_replicate_pairs_and_the_answer_says_it():
+    from infodiv.zoo.depth_answer import _saturation, _shift
+    from infodiv.zoo.depth_saturation import saturation_depth, saturation_shift
+
+    hard = saturation_depth(*_grid({1: 0.25, 2: 0.26, 3: 1.0, 4: 1.0, 6: 0.99, 8: 0.97}))
+    easy = saturation_depth(*_grid({1: 0.30, 2: 0.98, 3: 1.0, 4: 1.0}))
+    shift = saturation_shift({"2": hard, "1": easy})
+    assert (shift["harder"], shift["easier"]) == (2, 1)
+    assert (shift["harder_depth"], shift["easier_depth"]) == (3, 2)
+    assert (shift["deeper"], shift["same"], shift["earlier"]) == (1.0, 0.0, 0.0)
+    text = _shift(shift)
+    assert "K = 2 saturates deeper than K = 1 (3 against 2): deeper in 1.00 of 400" in text
+    assert "(K = 1 trained up to depth 4)" in text
+    assert "saturation depth **3**" in _saturation(hard, "2")
+    same = saturation_shift({"2": hard, "1": hard})
+    assert (same["deeper"], same["same"], same["earlier"]) == (0.0, 1.0, 0.0)
+    assert "saturates at the same depth" in _shift(same)
+    never = saturation_depth(*_grid({1: 0.25, 2: 0.3}))
+    beyond = saturation_shift({"2": never, "1": easy})
+    assert beyond["deeper"] == 1.0 and "(beyond the grid against 2)" in _shift(beyond)
+    assert "no trained depth reaches 0.90" in _saturation(never, "2")
+    assert saturation_shift({"2": hard}) is None and saturation_shift({"2": hard,
+                                                                      "1": None}) is None
