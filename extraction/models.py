@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import gguf_cache
+from .jsonfile import NotAJSONObject, read_json_object
 
 __all__ = ["load_model", "resolve_model_name", "resolve_model_source", "model_aliases",
            "ModelSource", "model_source", "SMOLLM2_HUB_ID", "ModelLoadError",
@@ -160,13 +161,12 @@ def check_model_files(folder) -> None:
     folder = Path(folder)
     config = folder / "config.json"
     try:
-        doc = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        read_json_object(config)
+    except FileNotFoundError as exc:
         raise ModelLoadError(f"model folder {str(folder)!r}: {config.name} is not valid JSON "
                              f"({' '.join(str(exc).split())})") from None
-    if not isinstance(doc, dict):
-        raise ModelLoadError(f"model folder {str(folder)!r}: {config.name} holds a "
-                             f"{type(doc).__name__}, not a JSON object")
+    except NotAJSONObject as exc:
+        raise ModelLoadError(f"model folder {str(folder)!r}: {config.name} {exc}") from None
     for file in sorted(folder.glob("*.safetensors")):
         _check_safetensors(file)
 

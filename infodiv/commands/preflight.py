@@ -305,20 +305,18 @@ def load_run(path):
         ends with the command that re-extracts the run.
     """
     from extraction.contributions import FORMAT_VERSION, Contributions
+    from extraction.jsonfile import NotAJSONObject, read_json_object
 
     contrib_dir, root = find_run(path)
     meta_path = contrib_dir / "meta.json"
     try:
-        doc = json.loads(meta_path.read_text())
+        doc = read_json_object(meta_path)
     except FileNotFoundError:
         raise UserError(f"{contrib_dir} has no meta.json (the extraction did not finish); "
                         f"{reextract(contrib_dir, root, None)}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UserError(f"{meta_path} is corrupt (not valid JSON: {exc}); "
+    except NotAJSONObject as exc:
+        raise UserError(f"{meta_path} is corrupt (it {exc}); "
                         f"{reextract(contrib_dir, root, None)}") from None
-    if not isinstance(doc, dict):
-        raise UserError(f"{meta_path} is not a run description; "
-                        f"{reextract(contrib_dir, root, None)}")
     version = doc.get("format_version")
     meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else None
     if version != FORMAT_VERSION:
