@@ -131,3 +131,15 @@ def test_the_graph_sees_function_level_relative_and_submodule_imports(tmp_path):
     assert find_cycle(import_graph(tmp_path, ["p"])) == ["p.a", "p.sub.c", "p.b", "p.a"]
     (pkg / "b.py").write_text("import importlib\n\nA = importlib.import_module('p.a')\n")
     assert find_cycle(import_graph(tmp_path, ["p"])) == ["p.a", "p.sub.c", "p.b", "p.a"]
+
+
+#: the largest module the three packages allow (DESIGN: small modules, under ~400 lines)
+MAX_MODULE_LINES = 400
+
+
+def test_every_module_of_the_three_packages_is_small():
+    sizes = {name: len(path.read_text().splitlines())
+             for name, (path, _) in module_files(ROOT, PACKAGES).items()}
+    assert len(sizes) > 100
+    over = {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert not over, f"{len(over)} module(s) over {MAX_MODULE_LINES} lines: {over}"
