@@ -33,6 +33,14 @@ def test_saturation_depth_is_the_first_depth_reaching_the_threshold():
     late = saturation_depth(*_grid({1: 0.25, 2: 0.30, 3: 0.85, 4: 0.95}))
     assert late["depth"] == 4
     never = saturation_depth(*_grid({1: 0.25, 2: 0.60}))
+    # one seed stuck at chance does not move the depth (median), two do
+    stuck = _grid({1: 0.25, 2: 0.98, 3: 0.99})
+    stuck[1]["L2-s2"]["accuracy"] = 0.25
+    stuck[2]["L2-s2"]["accuracy"] = np.full(400, 0.25)
+    assert saturation_depth(*stuck)["depth"] == 2
+    stuck[1]["L2-s1"]["accuracy"] = 0.25
+    stuck[2]["L2-s1"]["accuracy"] = np.full(400, 0.25)
+    assert saturation_depth(*stuck)["depth"] == 3
     assert never["depth"] is None and never["replicates"]["share"]["beyond"] == 1.0
     assert saturation_depth(*_grid({1: 0.25, 2: 0.60}), threshold=0.5)["depth"] == 2
     with pytest.raises(ValueError, match="threshold must lie in"):
@@ -42,9 +50,9 @@ def test_saturation_depth_is_the_first_depth_reaching_the_threshold():
 
 
 def test_seeds_are_resampled_inside_every_replicate():
-    """Seeds 0.80 / 0.99 / 0.99 at depth 3: the seed mean 0.927 saturates, but a replicate that
-    draws seed 0 at least twice (probability 7/27) does not, so depth 3 wins about 20/27 of the
-    replicates and depth 4 (all seeds at 0.99) the rest."""
+    """Seeds 0.80 / 0.99 / 0.99 at depth 3: the seed median 0.99 saturates, but a replicate
+    that draws seed 0 at least twice (probability 7/27) has median 0.80, so depth 3 wins about
+    20/27 of the replicates and depth 4 (all seeds at 0.99) the rest."""
     from infodiv.zoo.depth_saturation import saturation_depth
 
     records, points, reps = _grid({1: 0.25, 3: 0.99, 4: 0.99}, b=1000, noise=0.0)

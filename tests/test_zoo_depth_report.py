@@ -121,8 +121,8 @@ def test_page_lists_status_and_has_no_history(report):
     sat = summary["by_hops"]["2"]["saturation"]
     accs = {d: a for d, a in zip(sat["depths"], sat["accuracy"])}
     curve = ", ".join(f"{d}: {a:.3f}" for d, a in accs.items())
-    assert f"- **K = 2**: seed-mean accuracy by depth {curve};" in text
-    order = [text.index(s) for s in ("## Answer", "seed-mean accuracy by depth", "(depth.png)",
+    assert f"- **K = 2**: seed-median accuracy by depth {curve};" in text
+    order = [text.index(s) for s in ("## Answer", "seed-median accuracy by depth", "(depth.png)",
                                      "## Setup", "## Models: finished and still training",
                                      "| llama-d16-L3-s0 | not started")]
     assert order == sorted(order), order

@@ -33,11 +33,11 @@ def _saturation(sat, hops) -> str:
                  f"{sat['deepest']}; beyond it in {rep['share']['beyond']:.2f} of the "
                  f"{rep['n']} seed-and-example replicates)")
     else:
-        where = (f"saturation depth **{sat['depth']}** (the smallest depth whose seed-mean "
+        where = (f"saturation depth **{sat['depth']}** (the smallest depth whose seed-median "
                  f"accuracy reaches {sat['threshold']:.2f}; the same depth in "
                  f"{rep['share'][str(sat['depth'])]:.2f} of the {rep['n']} seed-and-example "
                  "replicates)")
-    return f"- **K = {hops}**: seed-mean accuracy by depth {curve}; {where}."
+    return f"- **K = {hops}**: seed-median accuracy by depth {curve}; {where}."
 
 
 def _shift(shift) -> str:

@@ -1,16 +1,21 @@
 """Where accuracy saturates along depth, per difficulty, and whether that depth moves with the
-difficulty (DESIGN.md 2.9: "with two values of k the saturation depth moves").
+difficulty (the depth experiment asks for two values of k and whether the saturation depth
+moves between them; DESIGN.md 2.9).
 
-The saturation depth of a grid is the smallest trained unshared depth whose seed-mean held-out
-accuracy reaches ``threshold`` (0.90 by default, the grid's target for its deepest models):
+The saturation depth of a grid is the smallest trained unshared depth whose seed-median held-out
+accuracy reaches ``threshold`` (0.90 by default): the grid's own target (median accuracy at the
+deepest depth >= 0.90) applied to every depth,
 
-.. math:: d^*(K) = \\min\\{d : \\bar a_K(d) \\ge \\tau\\},
+.. math:: d^*(K) = \\min\\{d : \\operatorname{median}_s a_{K,s}(d) \\ge \\tau\\},
 
-with :math:`\\bar a_K(d)` the mean over seeds of the depth-d models trained at difficulty K;
-:math:`d^* = \\infty` ("beyond the grid") when no trained depth reaches it. Its uncertainty
-comes from the same two-level replicates as every interval across models
+with :math:`a_{K,s}(d)` the held-out accuracy of the depth-d model of seed s at difficulty K;
+:math:`d^* = \\infty` ("beyond the grid") when no trained depth reaches it. The median (with 3
+seeds: at least 2 of them reach it) keeps one seed that never leaves the chance plateau, an
+optimisation failure, from moving the depth the architecture needs. Its uncertainty comes from
+the same two-level replicates as every interval across models
 (:func:`infodiv.zoo.across.seed_example_interval`): in each shared example resample b the seeds
-are resampled with replacement, the seed mean is taken per depth and :math:`d^*_b` read off.
+are resampled with replacement, the median over them is taken per depth and :math:`d^*_b` read
+off.
 
 Roots of different difficulty have different held-out files, so their replicates are
 independent draws; the shift :math:`d^*(K_{hard}) - d^*(K_{easy})` is judged on the replicate
@@ -61,7 +66,7 @@ def saturation_depth(records, points, reps, *, threshold: float = THRESHOLD,
     Returns
     -------
     dict or None
-        ``depth`` (``None``: beyond the deepest trained depth), ``depths`` and the seed-mean
+        ``depth`` (``None``: beyond the deepest trained depth), ``depths`` and the seed-median
         ``accuracy`` per depth, ``seeds``, ``replicates`` (``n``, ``share`` per depth and
         ``"beyond"``, and the raw per-replicate depths with ``None`` for beyond); ``None`` when
         no unshared depth has a finished model.
@@ -76,23 +81,23 @@ def saturation_depth(records, points, reps, *, threshold: float = THRESHOLD,
         seeds = None
     depths = np.array(sorted(groups), dtype=np.float64)
     rng = np.random.default_rng(random_state)
-    means, draws = [], []
+    medians, draws = [], []
     for d in sorted(groups):
         rs = [r for r in groups[d] if seeds is None or int(r["seed"]) in seeds]
-        means.append(float(np.mean([points[r["model"]]["accuracy"] for r in rs])))
+        medians.append(float(np.median([points[r["model"]]["accuracy"] for r in rs])))
         draws.append(np.stack([np.asarray(reps[r["model"]]["accuracy"], np.float64)
                                for r in rs]))                                   # [S_d, B]
     n_b = min(x.shape[1] for x in draws)
-    rep_means = np.empty((n_b, len(draws)))
+    rep_medians = np.empty((n_b, len(draws)))
     for j, x in enumerate(draws):
         pick = rng.integers(0, x.shape[0], size=(n_b, x.shape[0]))
-        rep_means[:, j] = x[pick, np.arange(n_b)[:, None]].mean(axis=1)
-    rep_depth = np.array([_first_reaching(row, depths, threshold) for row in rep_means])
+        rep_medians[:, j] = np.median(x[pick, np.arange(n_b)[:, None]], axis=1)
+    rep_depth = np.array([_first_reaching(row, depths, threshold) for row in rep_medians])
     share = {str(int(d)): float(np.mean(rep_depth == d)) for d in depths}
     share["beyond"] = float(np.mean(~np.isfinite(rep_depth)))
     return {"threshold": float(threshold),
-            "depth": _json_depth(_first_reaching(means, depths, threshold)),
-            "depths": [int(d) for d in depths], "accuracy": means,
+            "depth": _json_depth(_first_reaching(medians, depths, threshold)),
+            "depths": [int(d) for d in depths], "accuracy": medians,
             "seeds": seeds if seeds is not None else "per depth",
             "deepest": int(depths[-1]),
             "replicates": {"n": int(n_b), "share": share,
