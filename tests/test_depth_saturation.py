@@ -89,3 +89,22 @@ def test_shift_counts_replicate_pairs_and_the_answer_says_it():
     assert "no trained depth reaches 0.90" in _saturation(never, "2")
     assert saturation_shift({"2": hard}) is None and saturation_shift({"2": hard,
                                                                       "1": None}) is None
+
+
+def test_mechanism_lines_count_only_models_that_solve_the_task():
+    from infodiv.zoo.depth_across import verdict_counts
+    from infodiv.zoo.depth_answer import _mechanism
+
+    v = {"detected": True, "calibrated": True, "finding": True, "no_test": False,
+         "power": {"rate": 1.0, "ci": [0.8, 1.0]}, "false_positive": {"rate": 0.05,
+                                                                     "ci": [0, 0.2]}}
+    records = [{"model": "a", "hops": 1, "at_chance": True, "verdicts": {"premise": v}},
+               {"model": "b", "hops": 1, "at_chance": False, "verdicts": {"premise": v}},
+               {"model": "c", "hops": 1, "at_chance": False,
+                "verdicts": {"premise": {**v, "detected": False, "finding": False}}}]
+    d = {"verdicts": verdict_counts(records)}
+    line, = _mechanism({"records": records}, d, "1")
+    assert "in 1 of the 2 models that solve the task; power 1.00–1.00" in line
+    chance = [{**r, "at_chance": True} for r in records]
+    line, = _mechanism({"records": chance}, {"verdicts": verdict_counts(chance)}, "1")
+    assert "all 3 analysed models are at chance" in line

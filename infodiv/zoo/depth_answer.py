@@ -16,12 +16,13 @@ from .depth_reading import _cell, _family
 __all__ = ["answer"]
 
 
-def _counts(cell) -> str:
-    """"n of m models" with the power range and the largest shuffled-label rate."""
+def _counts(cell, n_solving) -> str:
+    """"n of m models that solve the task" with the power range and the largest shuffled-label
+    rate (findings of models at chance are not counted: :func:`verdict_counts`)."""
     pw = ("" if cell["power_max"] is None else
           f"; power {cell['power_min']:.2f}–{cell['power_max']:.2f}, shuffled labels at most "
           f"{cell['false_positive_max']:.2f}")
-    return f"{cell['n_finding']} of {cell['n_models']} models{pw}"
+    return f"{cell['n_finding']} of the {n_solving} models that solve the task{pw}"
 
 
 def _saturation(sat, hops) -> str:
@@ -66,13 +67,20 @@ def _growth(d, hops) -> str | None:
             f"{share['linear']:.2f}).")
 
 
-def _mechanism(d, hops) -> list[str]:
+def _mechanism(summary, d, hops) -> list[str]:
     v = d["verdicts"]
+    rows = [r for r in summary["records"] if str(r["hops"]) == hops]
+    n_solving = sum(not r.get("at_chance") for r in rows)
+    if not v:
+        return []
+    if not n_solving:
+        return [f"- **Claims (K = {hops})**: all {len(rows)} analysed models are at chance; "
+                "their verdicts say nothing about how the task is solved."]
     out = []
     if "premise" in v:
         out.append(f"- **Theorem 7's premise (K = {hops})**: the members are dependent given "
-                   f"the label (the premise fails) in {_counts(v['premise'])}.")
-    parts = [f"{label} a finding in {_counts(v[name])}"
+                   f"the label (the premise fails) in {_counts(v['premise'], n_solving)}.")
+    parts = [f"{label} a finding in {_counts(v[name], n_solving)}"
              for name, label in (("redundancy_cost", "the redundancy cost is"),
                                  ("gains_vs_control", "faster diminishing than the "
                                   "conditionally independent control is"))
@@ -113,6 +121,6 @@ def answer(summary) -> list[str]:
     if summary.get("saturation_shift"):
         lines.append(_shift(summary["saturation_shift"]))
     for hops, d in summary["by_hops"].items():
-        lines += [x for x in (_growth(d, hops), *_mechanism(d, hops), _sharing(d, hops),
+        lines += [x for x in (_growth(d, hops), *_mechanism(summary, d, hops), _sharing(d, hops),
                               _truncated(d, hops)) if x]
     return lines

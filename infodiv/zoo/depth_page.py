@@ -142,12 +142,15 @@ def _setup_lines(summary) -> list[str]:
     lines = []
     for hops, doc in summary["setup"].items():
         t, tr = doc["hops_task"], doc["train"]
+        hop = "1 hop" if t["hops"] == 1 else f"{t['hops']} hops"
+        mix = (f"chain length {t['hops']}" if t["min_hops"] == t["hops"] else
+               f"chain lengths {t['min_hops']}..{t['hops']}")
         lines.append(
             f"- **K = {hops}**: each prompt lists {4 * t['hops']} pairs `a b` over a pool of "
-            f"{t['symbols']} symbols (four chains of {t['hops']} hops ending in the four "
+            f"{t['symbols']} symbols (four chains of {hop} ending in the four "
             f"options red / green / blue / gold) and a start symbol; the answer is the option "
-            f"reached after {t['hops']} hops. Training sequences mix chain lengths "
-            f"{t['min_hops']}..{t['hops']} with {t['queries']} supervised questions "
+            f"reached after {hop}. Training sequences use {mix} with {t['queries']} "
+            "supervised questions "
             f"(a share {t['next_frac']} of the earlier ones one-hop lookups); "
             f"{t['n_heldout']} held-out examples (seed {t['heldout_seed']}) never drawn in "
             f"training, balanced over the 4 options (chance 0.25). Training: {tr['steps']} "
