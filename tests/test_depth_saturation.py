@@ -108,3 +108,49 @@ def test_mechanism_lines_count_only_models_that_solve_the_task():
     chance = [{**r, "at_chance": True} for r in records]
     line, = _mechanism({"records": chance}, {"verdicts": verdict_counts(chance)}, "1")
     assert "all 3 analysed models are at chance" in line
+
+
+def _analysis(hops, depth, seed, acc, b=50):
+    """A minimal per-model analysis (the fields summarise reads); model names repeat across
+    difficulties, as the grid's do."""
+    rng = np.random.default_rng(hops * 100 + depth * 10 + seed)
+    k = [1 + 2 * j for j in range(depth + 1)]
+    trunc = [0.25] * depth + [acc]
+    fig = {"accuracy": acc, "accuracy_wilson95": [acc - 0.01, acc + 0.01],
+           "cross_entropy": 1 - acc, "sq_diversity": acc / 10, "ce_diversity": acc / 5,
+           "k": k, "junction_names": [f"j{x}" for x in k], "truncated_accuracy": trunc,
+           "subsets_accuracy": {}}
+    noise = rng.normal(0, 0.002, b)
+    res = {name: fig[name] + noise for name in ("accuracy", "cross_entropy", "sq_diversity",
+                                                 "ce_diversity")}
+    res["usable_information"] = 2 * acc + noise
+    res["truncated_accuracy"] = np.asarray(trunc)[None, :] + noise[:, None]
+    return {"model": {"task": "hops", "hops": hops, "model": f"llama-d64-L{depth}-s{seed}",
+                      "depth": depth, "shared": False, "seed": seed, "params": 1000 * depth,
+                      "executions": depth, "n_members": 1 + 2 * depth, "width": 64,
+                      "steps": 10},
+            "n_examples": 2000, "max_exactness_error": 0.0, "figures": fig,
+            "information": {"joint": 2 * acc, "joint_interval": [0, 2], "joint_lower": 0,
+                            "joint_upper": 2, "joint_upper_kind": "h_y", "h_y": 2.0,
+                            "relevancy": 1.0, "diversity": 0.0},
+            "verdicts": {}, "cpu_s": 1.0, "resamples": res}
+
+
+def test_two_difficulties_with_the_same_model_names_do_not_mix():
+    """K = 2 needs 3 blocks, K = 1 needs 2; the models of both are named llama-d64-L<d>-s<s>.
+    Every figure of a difficulty comes from its own models."""
+    from infodiv.zoo.depth_across import summarise
+
+    acc = {2: {1: 0.25, 2: 0.26, 3: 1.0}, 1: {1: 0.25, 2: 1.0, 3: 1.0}}
+    analyses = [_analysis(h, d, s, a) for h, row in acc.items() for d, a in row.items()
+                for s in range(3)]
+    summary = summarise(analyses)
+    for hops, row in acc.items():
+        d = summary["by_hops"][str(hops)]
+        means = {r["depth"]: r["accuracy"]["mean"] for r in d["by_depth"]}
+        assert means == pytest.approx(row), hops
+        assert d["saturation"]["accuracy"] == pytest.approx(list(row.values()))
+        tv = {t["after_block"]: t["depth_model_accuracy"] for t in d["truncated_vs_depth"]}
+        assert tv == pytest.approx({1: row[1], 2: row[2]}), hops
+    shift = summary["saturation_shift"]
+    assert (shift["harder_depth"], shift["easier_depth"], shift["deeper"]) == (3, 2, 1.0)

@@ -224,10 +224,12 @@ def summarise(analyses) -> dict:
     saturation depth moves (:func:`infodiv.zoo.depth_saturation.saturation_shift`)."""
     records = sorted((model_record(a) for a in analyses),
                      key=lambda r: (-r["hops"], r["shared"], r["depth"], r["seed"]))
-    points, reps = points_and_replicates(analyses)
     by_hops = {}
     for hops in sorted({r["hops"] for r in records}, reverse=True):
         rs = [r for r in records if r["hops"] == hops]
+        # per difficulty: its models carry the same names as the other difficulty's
+        points, reps = points_and_replicates([a for a in analyses
+                                              if a["model"]["hops"] == hops])
         by_hops[str(hops)] = {
             "models": [r["model"] for r in rs],
             "by_depth": by_depth(rs, points, reps),

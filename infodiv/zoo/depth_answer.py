@@ -46,10 +46,10 @@ def _shift(shift) -> str:
     hd, ed = shift["harder_depth"], shift["easier_depth"]
     name = {None: "beyond the grid"}
     depth = {k: float("inf") if k is None else k for k in (hd, ed)}
-    moved = ("saturates deeper" if depth[hd] > depth[ed] else
-             "saturates at the same depth" if hd == ed else "saturates earlier")
+    moved = ("saturates deeper than" if depth[hd] > depth[ed] else
+             "saturates at the same depth as" if hd == ed else "saturates earlier than")
     return (f"- **Does the saturation depth move with the difficulty?** K = {h} "
-            f"{moved} than K = {e} ({name.get(hd, hd)} against {name.get(ed, ed)}): deeper in "
+            f"{moved} K = {e} ({name.get(hd, hd)} against {name.get(ed, ed)}): deeper in "
             f"{shift['deeper']:.2f} of {shift['n_pairs']} replicate pairs, the same in "
             f"{shift['same']:.2f}, earlier in {shift['earlier']:.2f}"
             + (f" (K = {e} trained up to depth {shift['easier_deepest']})"
