@@ -66,6 +66,23 @@ def test_seeds_are_resampled_inside_every_replicate():
     assert share["4"] == pytest.approx(7 / 27, abs=0.05) and share["1"] == 0.0
 
 
+def test_one_seed_draw_serves_every_depth():
+    """Seed 2 stuck at depth 2, seed 1 stuck at depth 3, depth 4 absent: a replicate can fail
+    depth 2 (seed 2 drawn at least twice) or depth 3 (seed 1 at least twice), never both with
+    3 draws shared across depths, so no replicate lies beyond the grid; independent draws per
+    depth would put about (7/27)^2 = 0.067 of them there."""
+    from infodiv.zoo.depth_saturation import saturation_depth
+
+    records, points, reps = _grid({1: 0.25, 2: 1.0, 3: 1.0}, b=2000, noise=0.0)
+    for name in ("L2-s2", "L3-s1"):
+        points[name]["accuracy"] = 0.30
+        reps[name]["accuracy"] = np.full(2000, 0.30)
+    share = saturation_depth(records, points, reps, random_state=5)["replicates"]["share"]
+    assert share["beyond"] == 0.0
+    assert share["2"] == pytest.approx(20 / 27, abs=0.03)
+    assert share["3"] == pytest.approx(7 / 27, abs=0.03)
+
+
 def test_shift_counts_replicate_pairs_and_the_answer_says_it():
     from infodiv.zoo.depth_answer import _saturation, _shift
     from infodiv.zoo.depth_saturation import saturation_depth, saturation_shift

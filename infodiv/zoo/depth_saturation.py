@@ -14,8 +14,9 @@ seeds: at least 2 of them reach it) keeps one seed that never leaves the chance 
 optimisation failure, from moving the depth the architecture needs. Its uncertainty comes from
 the same two-level replicates as every interval across models
 (:func:`infodiv.zoo.across.seed_example_interval`): in each shared example resample b the seeds
-are resampled with replacement, the median over them is taken per depth and :math:`d^*_b` read
-off.
+are resampled with replacement (one draw for every depth, as the growth laws across depth do:
+a seed's models share their data order), the median over them is taken per depth and
+:math:`d^*_b` read off.
 
 Roots of different difficulty have different held-out files, so their replicates are
 independent draws; the shift :math:`d^*(K_{hard}) - d^*(K_{easy})` is judged on the replicate
@@ -83,14 +84,19 @@ def saturation_depth(records, points, reps, *, threshold: float = THRESHOLD,
     rng = np.random.default_rng(random_state)
     medians, draws = [], []
     for d in sorted(groups):
-        rs = [r for r in groups[d] if seeds is None or int(r["seed"]) in seeds]
+        rs = sorted((r for r in groups[d] if seeds is None or int(r["seed"]) in seeds),
+                    key=lambda r: int(r["seed"]))
         medians.append(float(np.median([points[r["model"]]["accuracy"] for r in rs])))
         draws.append(np.stack([np.asarray(reps[r["model"]]["accuracy"], np.float64)
                                for r in rs]))                                   # [S_d, B]
     n_b = min(x.shape[1] for x in draws)
     rep_medians = np.empty((n_b, len(draws)))
+    # one seed draw per replicate for every depth (a seed's models share their data order),
+    # unless the depths have different seeds
+    shared_pick = None if seeds is None else rng.integers(0, len(seeds), size=(n_b, len(seeds)))
     for j, x in enumerate(draws):
-        pick = rng.integers(0, x.shape[0], size=(n_b, x.shape[0]))
+        pick = (shared_pick if shared_pick is not None
+                else rng.integers(0, x.shape[0], size=(n_b, x.shape[0])))
         rep_medians[:, j] = np.median(x[pick, np.arange(n_b)[:, None]], axis=1)
     rep_depth = np.array([_first_reaching(row, depths, threshold) for row in rep_medians])
     share = {str(int(d)): float(np.mean(rep_depth == d)) for d in depths}
