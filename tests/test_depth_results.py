@@ -64,3 +64,39 @@ def test_depth_is_needed_and_then_saturates(records):
     assert 1 in by_depth, sorted(by_depth)
     assert median(by_depth[max(by_depth)]) >= 0.90, by_depth[max(by_depth)]
     assert median(by_depth[1]) <= 0.50, by_depth[1]
+
+
+def _saturation_from_records(records, hops, threshold=0.90):
+    """Smallest unshared depth whose median accuracy over the seeds every depth has reaches
+    ``threshold`` (None: none does), recomputed from the records."""
+    rows = [r for r in records if r["hops"] == hops and not r["shared"]]
+    depths = sorted({r["depth"] for r in rows})
+    seeds = set.intersection(*({r["seed"] for r in rows if r["depth"] == d} for d in depths))
+    for d in depths:
+        accs = [r["accuracy"] for r in rows if r["depth"] == d and r["seed"] in seeds]
+        if median(accs) >= threshold:
+            return d
+    return None
+
+
+def test_saturation_depth_per_difficulty_and_its_shift():
+    """The page's saturation depth of every difficulty is the one the records give; with two
+    difficulties, the harder one saturates deeper, in most replicate pairs and earlier in none
+    (a pair saturates at the same depth when its seed draw takes a seed stuck at chance at
+    least twice)."""
+    summary = json.loads(SUMMARY.read_text())
+    records = summary["records"]
+    for hops, d in summary["by_hops"].items():
+        sat = d["saturation"]
+        assert sat["depth"] == _saturation_from_records(records, int(hops)), hops
+        share = sat["replicates"]["share"]
+        assert sum(share.values()) == pytest.approx(1.0)
+    shift = summary["saturation_shift"]
+    if len({r["hops"] for r in records}) < 2:
+        assert shift is None
+        return
+    hard, easy = shift["harder"], shift["easier"]
+    assert (shift["harder_depth"], shift["easier_depth"]) == (
+        _saturation_from_records(records, hard), _saturation_from_records(records, easy))
+    assert shift["harder_depth"] > shift["easier_depth"]
+    assert shift["deeper"] > 0.5 and shift["earlier"] == 0.0, shift
