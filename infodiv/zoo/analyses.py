@@ -122,6 +122,17 @@ def _report_claims(contrib, obj: str, kw: dict, entry: dict) -> None:
                               "cpu_s": doc.get("cpu_s")}
 
 
+def cases_current(entry: dict) -> bool:
+    """Whether every claim verdict of a curves-report objective ``entry`` was judged on the
+    matched case its claim declares now (a claim whose surrogate changed makes the entry stale:
+    recomputed, never patched)."""
+    from infodiv.claims import CLAIMS
+
+    return all(v.get("matched_case") == CLAIMS[name].matched_case
+               for name, v in (entry.get("verdicts") or {}).items()
+               if name in CLAIMS and isinstance(v, dict))
+
+
 def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
     """Compute (or reuse) every objective's entry, merge, write; the failed objectives'
     messages are returned (their entries keep the error and are recomputed next time)."""
@@ -140,7 +151,8 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
             kw = {**kw, "power_replicates": 0}
             log(f"  curves {obj}: M = {contrib.n_members} < {MIN_POWER_MEMBERS}, no power")
         prev = old["objectives"].get(obj) or {}
-        if prev.get("zoo_settings") == kw and "error" not in prev and "point" in prev:
+        if (prev.get("zoo_settings") == kw and "error" not in prev and "point" in prev
+                and cases_current(prev)):
             doc = {**old, "objectives": {obj: prev},
                    "timings_s": {obj: (old.get("timings_s") or {}).get(obj)}}
             log(f"  curves {obj}: reused")
