@@ -158,41 +158,9 @@ def test_small_run_documents(small_run, name):
 
 # ------------------------------------------------------------------------ committed results
 
-#: zoo models whose committed curves report is still in the schema before the verdict records
-#: (intervals of the old inference blocks without their estimate, information without units),
-#: not yet regenerated from their contributions (``infodiv zoo report --from-contributions``):
-#: expected to fail, strictly — a listed report that passes fails the suite, so the list stays
-#: exact
-OLD_SCHEMA_MODELS = (
-    "llama-d128-L12-s2",
-    "llama-d128-L16-s0",
-    "llama-d128-L16-s1",
-    "llama-d128-L16-s2",
-    "smollm2-135m-ft-top4-s0",
-)
-_PENDING = "|".join(map(re.escape, OLD_SCHEMA_MODELS))
-OLD_SCHEMA = re.compile(rf"^docs/results/zoo/({_PENDING})/curves/report\.json$")
-#: the curves report's parts of a committed report (objectives, selection)
-CURVES_PARTS = re.compile(r"^(\[\d+\])?/(objectives|selection)/")
-
-
-class CurvesPartFindings(AssertionError):
-    """Findings inside the curves report's parts (the only ones an old-schema report may have)."""
-
-
-COMMITTED = [pytest.param(name, marks=pytest.mark.xfail(
-                 strict=True, raises=CurvesPartFindings,
-                 reason="curves report in the schema before the verdict records"))
-             if OLD_SCHEMA.match(name) else name
-             for name in sorted(p.relative_to(ROOT).as_posix()
-                                for p in (ROOT / "docs" / "results").rglob("report*.json"))]
-
-
-def test_old_schema_list_names_committed_reports():
-    """Every pattern of the list still matches a committed report (no stale entry)."""
-    names = [c.values[0] if hasattr(c, "values") else c for c in COMMITTED]
-    listed = [n for n in names if OLD_SCHEMA.match(n)]
-    assert len(listed) == len(OLD_SCHEMA_MODELS), (listed, OLD_SCHEMA_MODELS)
+#: every committed report under docs/results (runs, curves, zoo curves, inference pages)
+COMMITTED = sorted(p.relative_to(ROOT).as_posix()
+                   for p in (ROOT / "docs" / "results").rglob("report*.json"))
 
 
 @pytest.mark.parametrize("name", COMMITTED)
@@ -200,10 +168,4 @@ def test_committed_reports(name):
     result = walk_report(json.loads((ROOT / name).read_text()))
     assert result.checked > 0 and not result.unpaired, result.summary()
     found = [(kind, item) for kind in ("violations", "units") for item in getattr(result, kind)]
-    outside = [f for f in found if not CURVES_PARTS.match(f[1]["path"])]
-    assert not outside, outside[:10]
-    if found:
-        kinds = sorted({(k, re.sub(r"\[\d+\]|/objectives/[^/]+", "", i["path"]).rsplit("/", 1)[-1]
-                         or "/") for k, i in found})
-        raise CurvesPartFindings(f"{name}: {len(found)} findings in the curves report's parts: "
-                                 f"{kinds[:12]}")
+    assert not found, (name, len(found), found[:10])

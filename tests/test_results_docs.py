@@ -175,15 +175,9 @@ def _record_schema(path) -> bool:
     return "point" in entry
 
 
-#: models whose committed curves report holds verdict records: the others predate that schema
-#: (tests/test_report_walk.py lists them as OLD_SCHEMA_MODELS) and are quoted nowhere
+#: models whose committed curves report holds verdict records (all of them: a report in an
+#: older schema would be quoted nowhere, and the zoo test fails on it)
 ZOO_CURRENT = [m for m in ZOO_MODELS if _record_schema(ZOO / m / "curves" / "report.json")]
-#: record-schema reports whose redundancy claims were judged on the matched case before
-#: planted_redundancy_ci (regenerate them, then remove them here; a listed model whose
-#: report is on the current cases goes red)
-ZOO_OLD_REDUNDANCY_CASE = ("llama-d128-L1-s0", "llama-d128-L1-s1", "llama-d128-L1-s2",
-                           "llama-d128-L4-s0", "llama-d128-L4-s1", "llama-d128-L4-s2",
-                           "llama-d128-L8-s0")
 
 
 def _zoo_verdicts(doc) -> dict:
@@ -245,7 +239,7 @@ def _check_zoo_report(name, doc, record, across) -> set:
 def test_zoo_curves_carry_every_verdict_with_its_power():
     """Every zoo model's record-schema curves report has, per objective, every claim it was
     asked for (and on the first objective the two selection verdicts), each on the current
-    claim's matched case (but ZOO_OLD_REDUNDANCY_CASE), with power and shuffled-label rate
+    claim's matched case, with power and shuffled-label rate
     wherever its entry ran power surrogates; summary.json quotes each report exactly and
     across.json's counts and lists (findings, no power, power 0, missing) are its overview.
     The models whose report predates
@@ -259,6 +253,7 @@ def test_zoo_curves_carry_every_verdict_with_its_power():
     across = doc_across["verdicts"]
     assert verdict_overview(records.values()) == across
     old = [m for m in ZOO_MODELS if m not in ZOO_CURRENT]
+    assert old == [], old               # every model's report holds verdict records
     assert sorted(doc_across["curves_stale"]) == old
     assert all(records[m]["curves"] == {} for m in old), old
     assert ZOO_CURRENT and next(iter(across)) == "accuracy"
@@ -266,9 +261,6 @@ def test_zoo_curves_carry_every_verdict_with_its_power():
         path = ZOO / name / "curves" / "report.json"
         assert records[name]["curves"] == curve_summary(path), name
         stale = _check_zoo_report(name, json.loads(path.read_text()), records[name], across)
-        expected = ({(o, t) for o in records[name]["curves"]
-                     for t in ("redundancy_cost", "gains_vs_control")}
-                    if name in ZOO_OLD_REDUNDANCY_CASE else set())
-        assert stale == expected, (name, sorted(stale))
+        assert not stale, (name, sorted(stale))
     assert all(c["n_models"] + len(c["missing"]) == len(ZOO_CURRENT)
                for tests in across.values() for c in tests.values())
