@@ -171,3 +171,24 @@ def test_two_difficulties_with_the_same_model_names_do_not_mix():
         assert tv == pytest.approx({1: row[1], 2: row[2]}), hops
     shift = summary["saturation_shift"]
     assert (shift["harder_depth"], shift["easier_depth"], shift["deeper"]) == (3, 2, 1.0)
+
+
+def test_a_depth_still_training_does_not_drop_seeds_of_the_others():
+    """Depth 6 has seeds 0 and 1 only (seed 2 still training): depth 3 (1.00 / 0.58 / 0.98)
+    keeps its median 0.98 over all three seeds, not the mean of two; its replicates draw
+    its own three seeds (a draw with seed 1 twice fails: about 7/27 of them), and the record
+    says the seeds are per depth."""
+    from infodiv.zoo.depth_saturation import saturation_depth
+
+    records, points, reps = _grid({1: 0.25, 3: 1.0, 6: 0.5}, b=2000, noise=0.0)
+    points["L3-s1"]["accuracy"] = 0.58
+    reps["L3-s1"]["accuracy"] = np.full(2000, 0.58)
+    points["L3-s2"]["accuracy"] = 0.98
+    reps["L3-s2"]["accuracy"] = np.full(2000, 0.98)
+    keep = [r for r in records if r["model"] != "L6-s2"]
+    sat = saturation_depth(keep, points, reps, random_state=2)
+    assert sat["accuracy"] == pytest.approx([0.25, 0.98, 0.5])
+    assert sat["depth"] == 3 and sat["seeds"] == "per depth"
+    assert sat["replicates"]["share"]["3"] == pytest.approx(20 / 27, abs=0.03)
+    assert sat["replicates"]["share"]["beyond"] == pytest.approx(7 / 27, abs=0.03)
+    assert saturation_depth(records, points, reps)["seeds"] == [0, 1, 2]

@@ -202,6 +202,14 @@ def test_growth_laws_across_depth_with_replicates():
     lo, hi = acc["replicates"]["power_asymptote_ci95"]
     assert lo <= 0.955 <= hi and hi - lo < 0.05
     assert growth(records[:4], points, reps) == []        # fewer than 5 depths: no fit
+    # depth 8 still training for seed 2: the five complete depths keep all three seeds
+    partial = [r for r in records if r["model"] != "L8-s2"]
+    rows = growth(partial, points, reps)
+    assert {tuple(r["depths"]) for r in rows} == {(1, 2, 3, 4, 6)}
+    assert all(r["seeds"] == [0, 1, 2] for r in rows)
+    # without a fifth complete depth: every depth, on the seeds they all have
+    fewer = [r for r in partial if r["model"] not in ("L6-s2",)]
+    assert {tuple(r["seeds"]) for r in growth(fewer, points, reps)} == {(0, 1)}
 
 
 def _synthetic(depth_acc, seeds=(0, 1, 2), b=40, shared_acc=None):

@@ -144,14 +144,20 @@ def _fit(x, y) -> dict:
 
 def growth(records, points, reps, *, min_depths: int = 5, random_state: int = 0) -> list[dict]:
     """Growth laws of :data:`GROWTH_FIGURES` across the unshared depths that every seed has
-    (at least ``min_depths``: the power law's AICc needs 5 points), against depth, members and
-    parameters: on the seed means, per seed, and on every seed-and-example replicate (seeds
-    resampled with replacement per shared resample, as :func:`by_depth`)."""
+    (at least ``min_depths``: the power law's AICc needs 5 points; a depth still missing a seed
+    is left out, or, when that leaves too few depths, every depth is fitted on the seeds they
+    all have), against depth, members and parameters: on the seed means, per seed, and on
+    every seed-and-example replicate (seeds resampled with replacement per shared resample, as
+    :func:`by_depth`)."""
     groups = {d: rs for (s, d), rs in depth_groups(records).items() if not s}
     if not groups:
         return []
-    seeds = set.intersection(*({int(r["seed"]) for r in rs} for rs in groups.values()))
-    depths = [d for d, rs in groups.items() if {int(r["seed"]) for r in rs} >= seeds]
+    have = {d: {int(r["seed"]) for r in rs} for d, rs in groups.items()}
+    seeds = set().union(*have.values())        # every seed, on the depths that have them all
+    depths = [d for d in groups if have[d] == seeds]
+    if len(depths) < min_depths:               # too few: the seeds that every depth has
+        seeds = set.intersection(*have.values())
+        depths = list(groups)
     if len(depths) < min_depths or not seeds:
         return []
     seeds = sorted(seeds)

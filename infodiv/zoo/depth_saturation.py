@@ -16,7 +16,9 @@ the same two-level replicates as every interval across models
 (:func:`infodiv.zoo.across.seed_example_interval`): in each shared example resample b the seeds
 are resampled with replacement (one draw for every depth, as the growth laws across depth do:
 a seed's models share their data order), the median over them is taken per depth and
-:math:`d^*_b` read off.
+:math:`d^*_b` read off. While some depth lacks a seed (still training), every depth keeps all
+of its finished seeds, in the point and in its own draws: a depth is never judged on fewer
+seeds than it has.
 
 Roots of different difficulty have different held-out files, so their replicates are
 independent draws; the shift :math:`d^*(K_{hard}) - d^*(K_{easy})` is judged on the replicate
@@ -77,22 +79,21 @@ def saturation_depth(records, points, reps, *, threshold: float = THRESHOLD,
     groups = {d: rs for (s, d), rs in depth_groups(records).items() if not s}
     if not groups:
         return None
-    seeds = sorted(set.intersection(*({int(r["seed"]) for r in rs} for rs in groups.values())))
-    if not seeds:      # no seed has every depth: use each depth's own seeds
-        seeds = None
+    seed_sets = {frozenset(int(r["seed"]) for r in rs) for rs in groups.values()}
+    # every depth has the same seeds: one draw serves them all; otherwise (a depth still
+    # training) each depth keeps all of its own seeds and draws them on its own
+    seeds = sorted(next(iter(seed_sets))) if len(seed_sets) == 1 else None
     depths = np.array(sorted(groups), dtype=np.float64)
     rng = np.random.default_rng(random_state)
     medians, draws = [], []
     for d in sorted(groups):
-        rs = sorted((r for r in groups[d] if seeds is None or int(r["seed"]) in seeds),
-                    key=lambda r: int(r["seed"]))
+        rs = sorted(groups[d], key=lambda r: int(r["seed"]))
         medians.append(float(np.median([points[r["model"]]["accuracy"] for r in rs])))
         draws.append(np.stack([np.asarray(reps[r["model"]]["accuracy"], np.float64)
                                for r in rs]))                                   # [S_d, B]
     n_b = min(x.shape[1] for x in draws)
     rep_medians = np.empty((n_b, len(draws)))
-    # one seed draw per replicate for every depth (a seed's models share their data order),
-    # unless the depths have different seeds
+    # one seed draw per replicate for every depth (a seed's models share their data order)
     shared_pick = None if seeds is None else rng.integers(0, len(seeds), size=(n_b, len(seeds)))
     for j, x in enumerate(draws):
         pick = (shared_pick if shared_pick is not None
