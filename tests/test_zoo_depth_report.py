@@ -274,6 +274,15 @@ def test_table1_gap_regression_and_reading_from_synthetic_grid():
     summary["by_hops"]["2"]["by_depth"] = by_depth(records, points, reps)
     text = "\n".join(reading(summary, "2"))
     assert "it falls, intervals apart, from depth 6 to 8)" in text
+    assert "Flag" not in text
+    for name in points:                               # depth 1 at chance: I estimates < 0
+        if name.startswith("L1-"):
+            points[name]["usable_information"] = -0.002
+            reps[name]["usable_information"] = reps[name]["usable_information"] * 0 - 0.002
+    summary["by_hops"]["2"]["by_depth"] = by_depth(records, points, reps)
+    text = "\n".join(reading(summary, "2"))
+    assert ("Flag: the usable-information mean is below 0 at depth 1; I(U;Y) cannot be"
+            in text)
 
 
 def test_verdict_counts_and_reading_of_a_finding_without_power():

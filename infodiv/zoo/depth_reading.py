@@ -90,6 +90,19 @@ def _compare(rows, name) -> str | None:
             + ")")
 
 
+def _below_zero(rows) -> str:
+    """The flag of a usable-information mean below 0 (information itself cannot be): the
+    cross-fitted estimate H(Y) − held-out cross-entropy scatters around 0 when the members
+    carry no usable information."""
+    low = [str(r["depth"]) for r in rows if r["usable_information"]["mean"] is not None
+           and r["usable_information"]["mean"] < 0]
+    if not low:
+        return ""
+    return (f" Flag: the usable-information mean is below 0 at depth {', '.join(low)}; "
+            "I(U;Y) cannot be, so read it as no usable information (the cross-fitted "
+            "estimate H(Y) − held-out cross-entropy scatters around 0 there).")
+
+
 def reading(summary, hops) -> list[str]:
     """Claim by claim, what the numbers of difficulty ``hops`` support (module docstring)."""
     d = summary["by_hops"][hops]
@@ -102,7 +115,8 @@ def reading(summary, hops) -> list[str]:
                    f"{', '.join(str(r['depth']) for r in un) or 'none'} finished without "
                    "sharing; no comparison across depth yet.")
     else:
-        out.append(f"- Growth with depth: accuracy {acc}; usable information {info}.")
+        out.append(f"- Growth with depth: accuracy {acc}; usable information {info}."
+                   + _below_zero(un))
     med = {r["depth"]: float(np.median([x["accuracy"] for x in summary["records"]
                                         if str(x["hops"]) == hops and not x["shared"]
                                         and x["depth"] == r["depth"]])) for r in un}
