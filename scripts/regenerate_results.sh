@@ -71,18 +71,20 @@ curves_block() {  # both block runs, all three objectives (the first, calibrated
 
 NEW_CLAIMS=(premise redundancy_cost gains_vs_control marginal_gain_redundancy)
 
-new_claims() {  # RUN OUT: the claims that tell redundancy from a ceiling (Theorem 7's premise,
-  # the redundancy cost, the gain profile against the conditionally independent control, marginal
-  # gain against redundancy) on the page's three objectives, B = K = 200, power 20;
+new_claims() {  # RUN OUT [MERGE ARGS]: the claims that tell redundancy from a ceiling (Theorem
+  # 7's premise, the redundancy cost, the gain profile against the conditionally independent
+  # control, marginal gain against redundancy) on the page's three objectives, B = K = 200, power 20;
   # Theorem 8's Eq. 12 report once (its statistic reads the member vectors, not the objective;
   # ~2 CPU s per usable-information fit at n = 872, so B = K = 20, no power: a report never
-  # detects); then the page merged again (its default parts reused, every claim part added)
+  # detects); then the page merged again (its default parts reused, every claim part added;
+  # MERGE ARGS: the page's own merge flags, e.g. the head page's stability and selection sizes)
   $NICE $PY curves "$1" "$2" --objectives "${OBJ4[@]}" --claims "${NEW_CLAIMS[@]}" \
     --power accuracy_calibrated=20 mi_readout=20 accuracy=20
   $NICE $PY curves "$1" "$2" --objectives accuracy_calibrated --claims theorem8 --resamples 20 \
     --n-permutations 60
-  $NICE $PY curves "$1" "$2" --objectives "${OBJ4[@]}" --power accuracy_calibrated=20 mi_readout=20 \
-    accuracy=20
+  local run=$1 out=$2; shift 2
+  $NICE $PY curves "$run" "$out" --objectives "${OBJ4[@]}" --power accuracy_calibrated=20 \
+    mi_readout=20 accuracy=20 "$@"
 }
 
 stage_claims() {  # the block pages' new claims (claim parts, resumable), merged onto the pages
@@ -122,10 +124,13 @@ curves_heads() {  # head level (M = 301): the block pages' three objectives at t
     --power accuracy_calibrated=20 mi_readout=20 accuracy=20 --stability 3 --selection-resamples 0 "$@"
 }
 
-stage_heads() {  # head level: not in the default stages (about 20 min of CPU)
+stage_heads() {  # head level: not in the default stages (about 75 min of CPU): the curves parts,
+  # then the new claims and Theorem 8's report on the same page
   step extract-smollm2-head infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
     --granularity head --out runs/smollm2-135m-sst2-head --quiet
   curves_heads
+  new_claims runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head --stability 3 \
+    --selection-resamples 0
 }
 
 # SmolLM2-135M-Instruct on AG News (the paper's rows 0-1999 of ../shared/data/ag_news/test.csv).
@@ -180,7 +185,7 @@ stage_agnews_head() {  # the chosen setting's head run (M = 301) and page, small
   local win; win=$(agnews_winner)
   agnews_extract "$win" head
   agnews_page "$AG/smollm2-agnews-$win-head" $RES/smollm2-135m-agnews-head 50 10 3 0 \
-    "agnews-extract-$win-head" no
+    "agnews-extract-$win-head"
 }
 
 stage_agnews() { stage_agnews_select; stage_agnews_block; stage_agnews_head; }
@@ -194,23 +199,20 @@ agnews_extract() {  # SETTING GRANULARITY: the analysed rows 0-1999 under the ch
 
 AG_OBJ=(accuracy)   # the pages' objective: the raw readout's accuracy (no calibration fits)
 
-agnews_page() {  # RUN OUT B POWER STABILITY SELECTION_B EXTRACT_STEP [THEOREM8]: one AG News
+agnews_page() {  # RUN OUT B POWER STABILITY SELECTION_B EXTRACT_STEP: one AG News
   # page. The curves part (B = K example resamples / label permutations, POWER surrogates of
   # each kind; greedy stability and selection verdicts on the first objective), the new claims'
-  # parts at the same sizes, Theorem 8's report (B = K = 20; THEOREM8=no skips it: at M = 301
-  # its refitted I(U;Y) of 1204 dimensions costs more CPU than the page's budget), the merge,
+  # parts at the same sizes, Theorem 8's report (B = 20, K = 60, as on the SST-2 pages), the merge,
   # the decompositions (usable information terms, B = 20) and the page's own JSON; every part
   # resumable (runs/.regen/parts)
-  local run=$1 out=$2 b=$3 pw=$4 stab=$5 sel=$6 ext=$7 t8=${8:-yes} pow=() o
+  local run=$1 out=$2 b=$3 pw=$4 stab=$5 sel=$6 ext=$7 pow=() o
   for o in "${AG_OBJ[@]}"; do pow+=("$o=$pw"); done
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
     --stability "$stab" --selection-resamples "$sel" --parts-only --with-first
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --claims "${NEW_CLAIMS[@]}" \
     --power "${pow[@]}" --resamples "$b"
-  if [[ $t8 == yes ]]; then
-    $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[0]}" --claims theorem8 --resamples 20 \
-      --n-permutations 60
-  fi
+  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[0]}" --claims theorem8 --resamples 20 \
+    --n-permutations 60
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
     --stability "$stab" --selection-resamples "$sel"
   $NICE $PY agnews-decompose "$run" "$out" --resamples 20
