@@ -79,7 +79,7 @@ def test_block_reports_carry_every_verdict_record(folder):
     for obj, entry in doc["objectives"].items():
         assert "point" in entry and CURVE_CLAIMS <= set(entry["verdicts"]), obj
         for name, v in entry["verdicts"].items():
-            if name not in CURVE_CLAIMS:   # a claim part's record: test_block_page_new_claims
+            if name not in CURVE_CLAIMS:   # a claim part's record: test_page_new_claims
                 continue
             assert v["objective"] == obj and v["units"], (obj, name)
             assert v["n_bootstrap"] == 200 and v["n_permutations"] == 200, (obj, name)
@@ -101,17 +101,25 @@ def _new_claims():
     return [n for n in CLAIMS if n not in (*DEFAULT_CLAIMS, *SELECTION_CLAIMS)]
 
 
-#: the block pages that carry the new claims, and the objectives they are judged on (all three)
-NEW_CLAIM_PAGES = {folder: tuple(BLOCK_OBJECTIVES) for folder in BLOCKS}
+#: every committed real-run page and the objectives its new claims are judged on: the SST-2
+#: pages (blocks of both models, SmolLM2's heads) on all three objectives, the AG News pages
+#: (blocks and heads) on raw accuracy
+NEW_CLAIM_PAGES = {**{folder: tuple(BLOCK_OBJECTIVES)
+                      for folder in (*BLOCKS, "smollm2-135m-sst2-head")},
+                   "smollm2-135m-agnews-block": ("accuracy",),
+                   "smollm2-135m-agnews-head": ("accuracy",)}
 
 
 @pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
-def test_block_page_new_claims(folder):
-    """The page carries, on calibrated accuracy and usable information, a verdict record of
-    every new claim with its estimate inside its interval, its label null, and power and
-    shuffled-label rate (rate = detected / surrogates, the surrogates its part ran); Theorem 8's
-    report (no test: never detected, bounds ordered) once; report.md prints each record's
-    power and shuffled-label rate; regeneration.json the CPU seconds of every claim part."""
+def test_page_new_claims(folder):
+    """The page carries, on each of its objectives, a verdict record of every new claim judged
+    on the matched case the claim declares now, with its estimate inside its interval, its
+    label null, and power and shuffled-label rate (rate = detected / surrogates, the surrogates
+    its part ran); Theorem 8's report (no test: never detected, bounds ordered) once; report.md
+    prints each record's power and shuffled-label rate; regeneration.json the CPU seconds of
+    every claim part."""
+    from infodiv.claims import CLAIMS
+
     doc = json.loads((RESULTS / folder / "report.json").read_text())
     parts = json.loads((RESULTS / folder / "regeneration.json").read_text())["parts"]
     md = (RESULTS / folder / "report.md").read_text()
@@ -129,6 +137,7 @@ def test_block_page_new_claims(folder):
         for name in (n for n in new if n != "theorem8"):
             v = verdicts[name]
             assert v["claim"] == name and v["objective"] == obj, (obj, name)
+            assert v["matched_case"] == CLAIMS[name].matched_case, (obj, name, "stale case")
             if v["interval"] is not None:   # a vector statistic's own rule (premise): none
                 assert v["interval"][0] <= v["estimate"] <= v["interval"][1], (obj, name)
                 assert v["null_mean"] is not None, (obj, name)
