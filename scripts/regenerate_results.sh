@@ -73,16 +73,17 @@ NEW_CLAIMS=(premise redundancy_cost gains_vs_control marginal_gain_redundancy)
 
 new_claims() {  # RUN OUT [MERGE ARGS]: the claims that tell redundancy from a ceiling (Theorem
   # 7's premise, the redundancy cost, the gain profile against the conditionally independent
-  # control, marginal gain against redundancy) on the page's three objectives, B = K = 200, power 20;
+  # control, marginal gain against redundancy) on the page's three objectives, B = K = 200,
+  # power 20;
   # Theorem 8's Eq. 12 report once (its statistic reads the member vectors, not the objective;
-  # ~2 CPU s per usable-information fit at n = 872, so B = K = 20, no power: a report never
+  # ~2 CPU s per usable-information fit at n = 872, so B = 20, K = 60, no power: a report never
   # detects); then the page merged again (its default parts reused, every claim part added;
   # MERGE ARGS: the page's own merge flags, e.g. the head page's stability and selection sizes)
-  $NICE $PY curves "$1" "$2" --objectives "${OBJ4[@]}" --claims "${NEW_CLAIMS[@]}" \
-    --power accuracy_calibrated=20 mi_readout=20 accuracy=20
-  $NICE $PY curves "$1" "$2" --objectives accuracy_calibrated --claims theorem8 --resamples 20 \
-    --n-permutations 60
   local run=$1 out=$2; shift 2
+  $NICE $PY curves "$run" "$out" --objectives "${OBJ4[@]}" --claims "${NEW_CLAIMS[@]}" \
+    --power accuracy_calibrated=20 mi_readout=20 accuracy=20
+  $NICE $PY curves "$run" "$out" --objectives accuracy_calibrated --claims theorem8 \
+    --resamples 20 --n-permutations 60
   $NICE $PY curves "$run" "$out" --objectives "${OBJ4[@]}" --power accuracy_calibrated=20 \
     mi_readout=20 accuracy=20 "$@"
 }

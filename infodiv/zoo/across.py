@@ -107,7 +107,7 @@ def _fit_laws(x, y) -> dict:
     return fit_growth_laws(np.asarray(y, np.float64), k=np.asarray(x, np.float64))
 
 
-def _depth_sets(groups, shared) -> list[list[int]]:
+def depth_sets(groups, shared) -> list[list[int]]:
     """The depths every seed of the family has, and (when some depths have fewer seeds, e.g.
     extra depths still training) all its depths."""
     depths = sorted(d for (s, d) in groups if s == shared)
@@ -125,7 +125,7 @@ def growth_across_depth(records, points) -> list[dict]:
     rows = []
     groups = _groups(records)
     for shared in (False, True):
-        for k, depths in enumerate(_depth_sets(groups, shared)):
+        for k, depths in enumerate(depth_sets(groups, shared)):
             if len(depths) < 3:
                 continue
             seeds = sorted(set.intersection(*({int(r["seed"]) for r in groups[(shared, d)]}

@@ -36,6 +36,7 @@ from .across import (
     _pct,
     depth_groups,
     depth_rows,
+    depth_sets,
     gap_regression,
     seed_example_interval,
     truncated_vs_depth,
@@ -149,12 +150,13 @@ def growth(records, points, reps, *, min_depths: int = 5, random_state: int = 0)
     all have), against depth, members and parameters: on the seed means, per seed, and on
     every seed-and-example replicate (seeds resampled with replacement per shared resample, as
     :func:`by_depth`)."""
-    groups = {d: rs for (s, d), rs in depth_groups(records).items() if not s}
+    every = depth_groups(records)
+    groups = {d: rs for (s, d), rs in every.items() if not s}
     if not groups:
         return []
     have = {d: {int(r["seed"]) for r in rs} for d, rs in groups.items()}
-    seeds = set().union(*have.values())        # every seed, on the depths that have them all
-    depths = [d for d in groups if have[d] == seeds]
+    depths = depth_sets(every, False)[0]       # the depths that have every seed
+    seeds = set().union(*have.values())
     if len(depths) < min_depths:               # too few: the seeds that every depth has
         seeds = set.intersection(*have.values())
         depths = list(groups)
