@@ -32,7 +32,8 @@ from scipy.linalg import helmert
 
 from estimators import entropy, information_decomposition
 
-__all__ = ["helmert_basis", "member_variables", "label_entropy", "error_bounds", "TERMS",
+__all__ = ["helmert_basis", "member_variables", "label_entropy", "error_bounds",
+           "bracket_error_bounds", "TERMS",
            "set_terms", "valid_terms", "order_terms", "monotonicity", "premise_ratio",
            "prefix_sizes", "prefix_information"]
 
@@ -79,6 +80,18 @@ def error_bounds(mi, h_y, n_classes):
     return (gap - 1.0) / np.log2(n_classes), gap / 2.0
 
 
+def bracket_error_bounds(mi_lower, mi_upper, h_y, n_classes) -> tuple[float, float]:
+    """Eq. 12 bounds that hold whenever ``mi_lower ≤ I ≤ mi_upper`` (bits).
+
+    Both bounds of :func:`error_bounds` fall as ``I`` grows, so the lower error bound is taken
+    at the upper end of the bracket and the upper error bound at its lower end; the lower bound
+    is clipped at 0 (an error rate).
+    """
+    lower = error_bounds(mi_upper, h_y, n_classes)[0]
+    upper = error_bounds(mi_lower, h_y, n_classes)[1]
+    return float(max(lower, 0.0)), float(upper)
+
+
 def _n_classes(labels, n_classes):
     return int(labels.max()) + 1 if n_classes is None else int(n_classes)
 
@@ -105,17 +118,14 @@ def valid_terms(u, labels, *, bias=None, n_classes=None, random_state=0, **optio
     """Valid Eq. 13 terms (bits) of the whole member vectors ``u`` ``[N, M, C]``.
 
     :func:`estimators.information_decomposition` with its default method (``options`` go to
-    it), plus Eq. 12 bounds on the Bayes error given U at the ends of the bracket
-    ``[joint_lower, joint_upper]`` (the lower error bound uses the upper end of I, the upper
-    error bound the lower end, so both hold whenever the bracket holds I).
+    it), plus Eq. 12 bounds on the Bayes error given U from the bracket
+    ``[joint_lower, joint_upper]`` (:func:`bracket_error_bounds`).
     """
     labels = np.asarray(labels)
     dec = information_decomposition(u, labels, bias=bias, random_state=random_state, **options)
-    k = _n_classes(labels, n_classes)
-    lower = error_bounds(dec.joint_upper, dec.h_y, k)[0]
-    upper = error_bounds(dec.joint_lower, dec.h_y, k)[1]
-    return {**dec.to_dict(), "error_lower_bound": float(max(lower, 0.0)),
-            "error_upper_bound": float(upper)}
+    lower, upper = bracket_error_bounds(dec.joint_lower, dec.joint_upper, dec.h_y,
+                                        _n_classes(labels, n_classes))
+    return {**dec.to_dict(), "error_lower_bound": lower, "error_upper_bound": upper}
 
 
 def monotonicity(series: dict) -> dict:

@@ -177,6 +177,35 @@ def test_theorem8_record_is_a_report(base):
     assert rec.extra["error_lower_bound"] <= rec.extra["error_upper_bound"]
 
 
+def test_theorem8_reads_the_decompositions_fit(base):
+    """On the unchanged rows the report's I(U;Y), interval, bracket and bounds are those of
+    valid_terms (the decompositions' fit, the model's constant offset in the own family): one
+    quantity, one interval on a page that prints both."""
+    from infodiv.inference.surrogates import with_arrays
+    from infodiv.information import valid_terms
+
+    # members whose sum plus the offset is the Bayes log-odds (z ~ N(±0.5, 1): logit z), so
+    # that the own family (no fitting) wins and the offset decides its value
+    z = np.random.default_rng(0).normal(0.5 * (2 * base.labels - 1), 1.0)
+    u = np.zeros(base.u.shape, dtype=np.float32)
+    u[:, :, 1] = z[:, None] / base.u.shape[1]
+    bias = np.array([1.0, -1.0], dtype=np.float32)
+    run = with_arrays(base, u=u - bias / base.u.shape[1], bias=bias)
+    rec = evaluate(run, [CLAIMS["theorem8"]], DESIGN, n_bootstrap=20, n_permutations=20,
+                   n_mc=2, n_power=0, random_state=5)["records"]["theorem8"]
+    terms = valid_terms(run.u, run.labels, bias=run.bias, n_classes=run.n_options)
+    e = rec.extra
+    assert e["mi"] == pytest.approx(terms["joint"], rel=0, abs=1e-12)
+    assert (e["mi_interval_low"], e["mi_interval_high"]) == pytest.approx(
+        tuple(terms["joint_interval"]), rel=0, abs=1e-12)
+    assert (e["mi_lower"], e["mi_upper"]) == pytest.approx(
+        (terms["joint_lower"], terms["joint_upper"]), rel=0, abs=1e-12)
+    assert (e["error_lower_bound"], e["error_upper_bound"]) == pytest.approx(
+        (terms["error_lower_bound"], terms["error_upper_bound"]), rel=0, abs=1e-12)
+    # the offset matters: without it the own family reads other logits and I falls
+    assert valid_terms(run.u, run.labels)["joint"] < terms["joint"] - 0.01
+
+
 def test_theorem8_report_prints_its_bounds_not_a_verdict(base):
     from infodiv.reports.curves_md import record_line
 

@@ -4,15 +4,22 @@ error of the best readout.
 Eq. 12 (bits; :func:`infodiv.information.error_bounds`):
 (H(Y) − I − 1)/log2|Y| ≤ P_e* ≤ (H(Y) − I)/2, with P_e* the Bayes error of the best
 classifier of U = all members, not the model's own argmax error. I comes from
-:func:`estimators.usable_information` on the whole member vectors: its bracket
-[lower, upper] holds I, so the lower error bound is taken at the upper end of I and the upper
-error bound at the lower end (both hold whenever the bracket holds I, as
-:func:`infodiv.information.valid_terms` does). Beside them: the held-out argmax error of the
-readout the nested selection chose (the best of the usable-information families, e.g. the
-members' own summed logits or a calibrated or regularised readout), an upper estimate of
-P_e* up to its sampling error. A held-out error below the lower bound would contradict the
-bracket; it is reported as ``consistent`` = False. Nothing here is a finding: :func:`decide`
-never detects, and the record's extra carries ``report_only``.
+:func:`estimators.usable_information` on the whole member vectors with the run's constant logit
+offset (the ``own`` family reads the model's output) and the folds of
+:func:`infodiv.information.valid_terms` (``random_state`` :data:`FOLD_SEED`): on the unchanged
+rows it is the very fit of the decompositions' I(U;Y), so a page that prints both prints one
+value with one interval. Its bracket [lower, upper] holds I, so the bounds are
+:func:`infodiv.information.bracket_error_bounds` (the lower error bound at the upper end of I,
+the upper error bound at the lower end). Beside them: the held-out argmax error of the readout
+the nested selection chose (the best of the usable-information families, e.g. the members' own
+summed logits or a calibrated or regularised readout), an upper estimate of P_e* up to its
+sampling error. A held-out error below the lower bound would contradict the bracket; it is
+reported as ``consistent`` = False. Nothing here is a finding: :func:`decide` never detects,
+and the record's extra carries ``report_only``.
+
+The fold seed is part of the estimator (as in the decompositions), not a replicate's draw: the
+engine's reruns on the unchanged rows all give the one fit (no Monte-Carlo spread), and each
+example-bootstrap replicate splits its own resampled rows with it.
 """
 
 from __future__ import annotations
@@ -22,31 +29,40 @@ import numpy as np
 from ..inference.claim import Claim
 from ._control import needs_members
 
-__all__ = ["CLAIM", "bounds", "decide", "report", "FIELDS"]
+__all__ = ["CLAIM", "bounds", "decide", "report", "FIELDS", "FOLD_SEED"]
 
 #: the statistic's entries, in order
 FIELDS = ("mi", "mi_interval_low", "mi_interval_high", "mi_lower", "mi_upper",
           "error_lower_bound", "error_upper_bound", "best_readout_error", "h_y")
 
 
-def bounds(u, labels, *, n_classes: int | None = None, random_state=0) -> np.ndarray:
+#: the folds' seed: that of :func:`infodiv.information.valid_terms` (module docstring)
+FOLD_SEED = 0
+
+
+def bounds(u, labels, *, bias=None, n_classes: int | None = None,
+           random_state=FOLD_SEED) -> np.ndarray:
     """:data:`FIELDS` of the member array ``u`` ``[N, M, C]`` (bits; module docstring);
-    ``n_classes`` is |Y| of Eq. 12 (default C)."""
+    ``bias`` the run's constant logit offset ``[C]`` (``own`` family), ``n_classes`` |Y| of
+    Eq. 12 (default C)."""
     from estimators import usable_information
 
-    from ..information import error_bounds
+    from ..information import bracket_error_bounds
 
     u = np.asarray(u, dtype=np.float64)
     k = u.shape[2] if n_classes is None else int(n_classes)
-    ui = usable_information(u, labels, random_state=random_state)
-    lower = max(error_bounds(ui.upper, ui.h_y, k)[0], 0.0)
-    upper = error_bounds(ui.lower, ui.h_y, k)[1]
+    ui = usable_information(u, labels, bias=bias, random_state=random_state)
+    lower, upper = bracket_error_bounds(ui.lower, ui.upper, ui.h_y, k)
     return np.array([ui.estimate, *ui.interval, ui.lower, ui.upper, lower, upper, ui.error,
                      ui.h_y])
 
 
 def statistic(rep) -> np.ndarray:
-    return bounds(rep.run.u, rep.run.labels, random_state=rep.seed)
+    from ..inference.information_terms import member_bias
+
+    run = rep.run
+    return bounds(run.u, run.labels, bias=member_bias(run) if hasattr(run, "bias") else None,
+                  n_classes=getattr(run, "n_options", None))
 
 
 def decide(value, se, null, alpha) -> tuple[bool, dict]:
