@@ -23,6 +23,15 @@ the rate on the conditionally independent control (premise true); its rate on sh
 is at most the signal gate's, α. Matched case: planted within-class dependence (the strongest
 members copied with their own within-class noise onto others:
 :func:`infodiv.inference.surrogates.planted_redundancy`).
+
+In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
+and page prints them):
+
+:theorem: Theorem 7's premise (members conditionally independent given Y), tested directly
+:statistic: excess within-class dependence: mean squared within-class correlation between
+    coordinates of different members, minus its value with every member permuted within its
+    class
+:sentence: the members are dependent given the label: Theorem 7's premise fails on this run
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
-from ._cases import redundancy_copies
+from ._cases import claim_words, redundancy_copies
 from ._control import needs_members
 
 __all__ = ["CLAIM", "within_class_dependence", "label_signal", "dependence_test", "decide",
@@ -137,16 +146,11 @@ def decide(value, se, null, alpha) -> tuple[bool, dict]:
 
 CLAIM = Claim(
     name="premise",
-    theorem="Theorem 7's premise (members conditionally independent given Y), tested directly",
-    statistic_name="excess within-class dependence: mean squared within-class correlation "
-                   "between coordinates of different members, minus its value with every "
-                   "member permuted within its class",
     statistic=statistic, direction="greater", surrogate="planted_redundancy",
     matched_case="a matched case with planted within-class dependence (the strongest members "
                  "copied with their own within-class noise onto others, same n)",
-    sentence="the members are dependent given the label: Theorem 7's premise fails on this run",
     rule="within-class permutation p < {alpha} (members permuted independently within each "
          "class: the premise made true), excess > 0, and the members' label signal beyond its "
          "label-permutation null (p < {alpha})",
     quick=quick, decide=decide, surrogate_kwargs=redundancy_copies, applies=needs_members,
-    units="dimensionless (squared correlation)")
+    units="dimensionless (squared correlation)", **claim_words(__doc__))

@@ -20,6 +20,16 @@ and the record's extra carries ``report_only``.
 The fold seed is part of the estimator (as in the decompositions), not a replicate's draw: the
 engine's reruns on the unchanged rows all give the one fit (no Monte-Carlo spread), and each
 example-bootstrap replicate splits its own resampled rows with it.
+
+In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
+and page prints them):
+
+:theorem: Theorem 8 / Eq. 12: error bounds from I(U;Y) (a report, not a test)
+:statistic: Eq. 12 bounds on the Bayes error given U from the usable-information bracket of
+    I(U;Y), beside the best readout's held-out error
+:sentence: the Bayes error of the best classifier of all members lies between the Eq. 12 bounds
+    (they are about that error, not the model's argmax error); the best readout's held-out
+    error is shown beside them
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
+from ._cases import claim_words
 from ._control import needs_members
 
 __all__ = ["CLAIM", "bounds", "decide", "report", "FIELDS", "FOLD_SEED"]
@@ -90,14 +101,9 @@ def report(extra: dict) -> str:
 
 CLAIM = Claim(
     name="theorem8",
-    theorem="Theorem 8 / Eq. 12: error bounds from I(U;Y) (a report, not a test)",
-    statistic_name="Eq. 12 bounds on the Bayes error given U from the usable-information "
-                   "bracket of I(U;Y), beside the best readout's held-out error",
     statistic=statistic, direction="less", surrogate="shuffled_labels",
     matched_case="none (a report: the bounds are printed, nothing is tested)",
-    sentence="the Bayes error of the best classifier of all members lies between the Eq. 12 "
-             "bounds (they are about that error, not the model's argmax error); the best "
-             "readout's held-out error is shown beside them",
     rule="report only: never a detection (Eq. 12 bounds from the bracket of I; alpha "
          "{alpha} unused)",
-    decide=decide, applies=needs_members, units="error rate (fraction of examples)")
+    decide=decide, applies=needs_members, units="error rate (fraction of examples)",
+    **claim_words(__doc__))
