@@ -352,3 +352,31 @@ def test_gap_regression_interval_resamples_the_pairs():
     assert hi - lo > 0.05, g["r_ci95"]
     gaps = [(p["diversity_gap"], p["accuracy_gap"]) for p in g["pairs"]]
     assert g["r"] == pytest.approx(np.corrcoef(*zip(*gaps))[0, 1])
+
+
+def test_a_stale_report_claim_is_recomputed_alone(grid, report, capsys):
+    """A stored analysis whose key differs only by an older report version keeps every record
+    but the report claims', which are recomputed (and Theorem 8's I(U;Y) is then the fit of
+    the model's information terms: one value on the page)."""
+    from infodiv.cli import main
+    from infodiv.zoo.depth_analysis import REPORT_VERSION
+
+    out, _ = report
+    path = grid / "analysis" / f"{NAMES[1]}.json"
+    doc = json.loads(path.read_text())
+    before = {k: v for k, v in doc["verdicts"].items() if k != "theorem8"}
+    doc["key"].pop("report_version")                    # written before the field
+    doc["verdicts"]["theorem8"]["extra"]["mi"] = -1.0
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["zoo", "depth-report", str(grid), "--out", str(out), *SIZES]) == 0
+    said = capsys.readouterr().out
+    assert f"report claims recomputed (report version 1 -> {REPORT_VERSION})" in said
+    assert said.count("already analysed, reused") == 2
+    new = json.loads(path.read_text())
+    assert new["key"]["report_version"] == REPORT_VERSION
+    assert {k: v for k, v in new["verdicts"].items() if k != "theorem8"} == before
+    t8 = new["verdicts"]["theorem8"]["extra"]
+    assert t8["mi"] == pytest.approx(new["information"]["joint"], rel=0, abs=1e-12)
+    assert [t8["mi_interval_low"], t8["mi_interval_high"]] == pytest.approx(
+        new["information"]["joint_interval"], rel=0, abs=1e-12)

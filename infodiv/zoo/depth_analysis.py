@@ -29,7 +29,8 @@ For a finished model folder (``<root>/models/<name>/model``) and the root's held
 
 The result is one JSON per model, ``<dest>/<name>.json``, with the process CPU seconds of each
 stage; a rerun reuses it when the extraction (fingerprint), the settings and the resamples are
-the same (:func:`analyse_model`).
+the same (:func:`analyse_model`), and recomputes only the report claims' records when nothing
+but their statistic changed (:data:`REPORT_VERSION`).
 """
 
 from __future__ import annotations
@@ -45,13 +46,16 @@ import numpy as np
 
 from .checks import at_least, check_int_fields, non_negative, positive
 
-__all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
-           "point_figures", "resample_figures", "information", "claims_for", "verdicts",
-           "analyse_model", "cached_analysis"]
+__all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION",
+           "REPORT_VERSION", "model_info", "point_figures", "resample_figures", "information",
+           "claims_for", "verdicts", "report_verdicts", "analyse_model", "cached_analysis"]
 
 #: bumped whenever what a per-model JSON holds changes (older files are recomputed); 2: the
 #: redundancy claims' power on copies planted over the conditionally independent members
 ANALYSIS_VERSION = 2
+#: bumped whenever a report claim's statistic changes (only those records are recomputed on a
+#: stored analysis); 2: Theorem 8 reads the fit of the information terms (offset, folds)
+REPORT_VERSION = 2
 #: claims tested on every model (infodiv.claims), in report order
 CLAIM_NAMES = ("diminishing_returns", "dr_mean_difference_positive", "violations",
                "diversity_effect", "premise", "redundancy_cost", "gains_vs_control")
@@ -190,8 +194,7 @@ def claims_for(run) -> tuple:
 
 def verdicts(run, settings: DepthSettings, *, progress: bool = False) -> tuple[dict, dict]:
     """Verdict records (``VerdictRecord.to_dict``) of :func:`claims_for` and
-    :data:`REPORT_CLAIMS` on ``run`` and the engine's CPU seconds."""
-    from ..claims import get_claims
+    :data:`REPORT_CLAIMS` (:func:`report_verdicts`) on ``run`` and the engine's CPU seconds."""
     from ..inference.claim import Design
     from ..inference.engine import evaluate
 
@@ -203,16 +206,29 @@ def verdicts(run, settings: DepthSettings, *, progress: bool = False) -> tuple[d
     out = {name: r.to_dict() for name, r in main["records"].items()}
     cpu = {"claims": float(sum(main["cpu_s"].values())),
            "claims_power": float(main["cpu_s"]["power"])}
+    reports, cpu["report_claims"] = report_verdicts(run, settings, progress=progress)
+    return {**out, **reports}, cpu
+
+
+def report_verdicts(run, settings: DepthSettings, *, progress: bool = False) -> tuple[dict,
+                                                                                     float]:
+    """Records of :data:`REPORT_CLAIMS` on ``run`` (no power: a report never detects) and
+    their CPU seconds."""
+    from ..claims import get_claims
+    from ..inference.claim import Design
+    from ..inference.engine import evaluate
+
+    s = settings
     t0 = time.process_time()
     if s.report_resamples:
+        design = Design(s.objective, n_orders=s.n_orders, n_triples=s.n_triples)
         rep = evaluate(run, get_claims(REPORT_CLAIMS), design, n_bootstrap=s.report_resamples,
                        n_permutations=s.report_resamples, n_mc=s.n_mc, n_power=0,
                        random_state=s.random_state, progress=progress)
-        out.update({name: r.to_dict() for name, r in rep["records"].items()})
+        out = {name: r.to_dict() for name, r in rep["records"].items()}
     else:
-        out.update({name: _one_fit_report(run, name, s.random_state) for name in REPORT_CLAIMS})
-    cpu["report_claims"] = time.process_time() - t0
-    return out, cpu
+        out = {name: _one_fit_report(run, name, s.random_state) for name in REPORT_CLAIMS}
+    return out, time.process_time() - t0
 
 
 def _one_fit_report(run, name: str, random_state: int) -> dict:
@@ -236,16 +252,20 @@ def _digest(indices) -> str:
     return hashlib.sha256(np.concatenate(indices).astype(np.int64).tobytes()).hexdigest()
 
 
-def cached_analysis(path, key: dict) -> dict | None:
-    """The analysis stored at ``path`` when it was written with ``key``, else None."""
+def _stored(path) -> dict | None:
     path = Path(path)
     if not path.is_file():
         return None
     try:
-        doc = json.loads(path.read_text())
+        return json.loads(path.read_text())
     except json.JSONDecodeError:
         return None
-    return doc if doc.get("key") == key else None
+
+
+def cached_analysis(path, key: dict) -> dict | None:
+    """The analysis stored at ``path`` when it was written with ``key``, else None."""
+    doc = _stored(path)
+    return doc if doc is not None and doc.get("key") == key else None
 
 
 def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, indices, *,
@@ -268,11 +288,21 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
         raise ValueError(f"{name}: extraction gave M = {run.n_members} members, its zoo.json "
                          f"says {record['n_members']}")
     key = {"version": ANALYSIS_VERSION, "fingerprint": run.meta.get("fingerprint"),
-           "settings": asdict(settings), "indices": _digest(indices)}
+           "settings": asdict(settings), "indices": _digest(indices),
+           "report_version": REPORT_VERSION}
     path = dest / f"{name}.json"
     old = cached_analysis(path, key)
     if old is not None:
         return old, True
+    stale = _stale_reports(path, key)
+    if stale is not None:   # everything but the report claims' records holds
+        log(f"  {name}: stored analysis reused; report claims recomputed (report version "
+            f"{stale['key'].get('report_version', 1)} -> {REPORT_VERSION})")
+        reports, stale["cpu_s"]["report_claims"] = report_verdicts(run, settings,
+                                                                   progress=progress)
+        stale["verdicts"].update(reports)
+        stale["key"] = key
+        return _write(path, stale), False
     from infodiv.inference.power import wilson_interval
 
     doc = {"key": key, "model": model_info(record, hops_task), "n_examples": run.n_examples,
@@ -295,9 +325,26 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
     cpu["resamples"] = time.process_time() - t
     cpu["total"] = time.process_time() - c0
     doc["cpu_s"] = cpu
+    return _write(path, doc), False
+
+
+def _stale_reports(path, key: dict) -> dict | None:
+    """The analysis stored at ``path`` when its key differs from ``key`` only by an older
+    report version (files written before the field: version 1)."""
+    doc = _stored(path)
+    if doc is None:
+        return None
+    stored = dict(doc.get("key") or {})
+    version = stored.pop("report_version", 1)
+    rest = {k: v for k, v in key.items() if k != "report_version"}
+    return doc if stored == rest and version < key["report_version"] else None
+
+
+def _write(path: Path, doc: dict) -> dict:
+    """``doc`` written atomically to ``path`` (JSON) and read back."""
     from infodiv.reports.serialize import jsonable
 
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_text(json.dumps(jsonable(doc), indent=1))
     os.replace(tmp, path)
-    return json.loads(path.read_text()), False
+    return json.loads(path.read_text())
