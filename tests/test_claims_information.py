@@ -261,3 +261,12 @@ def test_redundancy_cost_power_where_the_members_dependence_helps(base):
     assert rec.estimate < 0                           # the real members beat their control
     assert rec.power["rate"] >= 0.5, rec.power
     assert rec.false_positive["rate"] <= 0.1
+
+
+def test_theorem8_flags_an_estimate_below_zero():
+    from infodiv.claims import theorem8
+
+    doc = {"mi": -0.011, "mi_lower": 0.0, "mi_upper": 0.126, "error_lower_bound": 0.0,
+           "error_upper_bound": 0.5, "best_readout_error": 0.503, "consistent": True}
+    assert "I(U;Y) = -0.011 bits (an estimate below 0, which I cannot be" in theorem8.report(doc)
+    assert "below 0" not in theorem8.report({**doc, "mi": 0.07})

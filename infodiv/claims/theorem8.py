@@ -92,9 +92,11 @@ def report(extra: dict) -> str:
     bounds beside the best readout's held-out error."""
     verdict = "consistent" if extra["consistent"] else "below the lower bound: contradicts " \
         "the bracket on I"
+    below = (" (an estimate below 0, which I cannot be: no usable information; the "
+             "cross-fitted estimate scatters around 0)") if extra["mi"] < 0 else ""
     return (f"a report, not a test: {extra['error_lower_bound']:.3g} ≤ P_e* ≤ "
             f"{extra['error_upper_bound']:.3g} (Eq. 12, the Bayes error given all members, "
-            f"from I(U;Y) = {extra['mi']:.3g} bits, bracket [{extra['mi_lower']:.3g}, "
+            f"from I(U;Y) = {extra['mi']:.3g} bits{below}, bracket [{extra['mi_lower']:.3g}, "
             f"{extra['mi_upper']:.3g}]); the best readout's held-out error "
             f"{extra['best_readout_error']:.3g} is {verdict}")
 
