@@ -110,6 +110,34 @@ NEW_CLAIM_PAGES = {**{folder: tuple(BLOCK_OBJECTIVES)
                    "smollm2-135m-agnews-head": ("accuracy",)}
 
 
+def _valid_fit(folder: str) -> dict:
+    """The valid information terms of the run behind ``folder``: the page's decompositions
+    where it has them, else the run's entry in the committed information benchmark (which the
+    results page quotes beside Theorem 8)."""
+    own = RESULTS / folder / "decompositions" / "decompositions.json"
+    if own.is_file():
+        return json.loads(own.read_text())["information"]["usable"]
+    bench = RESULTS.parents[1] / "benchmarks" / "results" / "committed_information.json"
+    return json.loads(bench.read_text())["decompositions"][folder]
+
+
+@pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
+def test_one_value_of_information_per_run(folder):
+    """I(U;Y) of all members has one value and one interval wherever the run is quoted:
+    Theorem 8's report and the valid decomposition are the same fit (estimate, interval,
+    bracket and Eq. 12 bounds equal)."""
+    doc = json.loads((RESULTS / folder / "report.json").read_text())
+    t8 = next(e["verdicts"]["theorem8"]["extra"] for e in doc["objectives"].values()
+              if "theorem8" in e.get("verdicts", {}))
+    fit = _valid_fit(folder)
+    pairs = {"mi": fit["joint"], "mi_interval_low": fit["joint_interval"][0],
+             "mi_interval_high": fit["joint_interval"][1], "mi_lower": fit["joint_lower"],
+             "mi_upper": fit["joint_upper"], "error_lower_bound": fit["error_lower_bound"],
+             "error_upper_bound": fit["error_upper_bound"]}
+    for key, value in pairs.items():
+        assert t8[key] == pytest.approx(value, rel=0, abs=1e-9), (folder, key, t8[key], value)
+
+
 @pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
 def test_page_new_claims(folder):
     """The page carries, on each of its objectives, a verdict record of every new claim judged
