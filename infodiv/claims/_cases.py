@@ -73,12 +73,13 @@ def claim_words(doc: str) -> dict:
     words: dict = {}
     key = None
     for line in (doc or "").splitlines():
-        field = line.split(":", 2)[1] if line.startswith(":") and line.count(":") >= 2 else None
+        head = line.startswith(":") and line.count(":") >= 2
+        _, field, text = line.split(":", 2) if head else (None, None, None)
         if field in WORD_FIELDS:
             if WORD_FIELDS[field] in words:
                 raise ValueError(f"the docstring repeats the field :{field}:")
             key = WORD_FIELDS[field]
-            words[key] = line.split(":", 2)[2].strip()
+            words[key] = text.strip()
         elif key and line.startswith(" ") and line.strip():
             words[key] += " " + line.strip()
         else:

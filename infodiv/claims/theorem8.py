@@ -72,8 +72,7 @@ def statistic(rep) -> np.ndarray:
     from ..inference.information_terms import member_bias
 
     run = rep.run
-    return bounds(run.u, run.labels, bias=member_bias(run) if hasattr(run, "bias") else None,
-                  n_classes=getattr(run, "n_options", None))
+    return bounds(run.u, run.labels, bias=member_bias(run), n_classes=run.n_options)
 
 
 def decide(value, se, null, alpha) -> tuple[bool, dict]:

@@ -195,12 +195,10 @@ def claims_for(run) -> tuple:
 def verdicts(run, settings: DepthSettings, *, progress: bool = False) -> tuple[dict, dict]:
     """Verdict records (``VerdictRecord.to_dict``) of :func:`claims_for` and
     :data:`REPORT_CLAIMS` (:func:`report_verdicts`) on ``run`` and the engine's CPU seconds."""
-    from ..inference.claim import Design
     from ..inference.engine import evaluate
 
     s = settings
-    design = Design(s.objective, n_orders=s.n_orders, n_triples=s.n_triples)
-    main = evaluate(run, claims_for(run), design, n_bootstrap=s.n_bootstrap,
+    main = evaluate(run, claims_for(run), _design(s), n_bootstrap=s.n_bootstrap,
                     n_permutations=s.n_permutations, n_mc=s.n_mc, n_power=s.n_power,
                     random_state=s.random_state, progress=progress)
     out = {name: r.to_dict() for name, r in main["records"].items()}
@@ -215,20 +213,25 @@ def report_verdicts(run, settings: DepthSettings, *, progress: bool = False) -> 
     """Records of :data:`REPORT_CLAIMS` on ``run`` (no power: a report never detects) and
     their CPU seconds."""
     from ..claims import get_claims
-    from ..inference.claim import Design
     from ..inference.engine import evaluate
 
     s = settings
     t0 = time.process_time()
     if s.report_resamples:
-        design = Design(s.objective, n_orders=s.n_orders, n_triples=s.n_triples)
-        rep = evaluate(run, get_claims(REPORT_CLAIMS), design, n_bootstrap=s.report_resamples,
+        rep = evaluate(run, get_claims(REPORT_CLAIMS), _design(s), n_bootstrap=s.report_resamples,
                        n_permutations=s.report_resamples, n_mc=s.n_mc, n_power=0,
                        random_state=s.random_state, progress=progress)
         out = {name: r.to_dict() for name, r in rep["records"].items()}
     else:
         out = {name: _one_fit_report(run, name, s.random_state) for name in REPORT_CLAIMS}
     return out, time.process_time() - t0
+
+
+def _design(s: DepthSettings):
+    """The engine's design of ``s``: objective, random orders and DR chains."""
+    from ..inference.claim import Design
+
+    return Design(s.objective, n_orders=s.n_orders, n_triples=s.n_triples)
 
 
 def _one_fit_report(run, name: str, random_state: int) -> dict:
