@@ -98,3 +98,22 @@ def test_saturation_depth_per_difficulty_and_its_shift():
         _saturation_from_records(records, hard), _saturation_from_records(records, easy))
     assert shift["harder_depth"] > shift["easier_depth"]
     assert shift["deeper"] > 0.5 and shift["earlier"] == 0.0, shift
+
+
+def test_the_answer_says_which_models_never_learned_the_task():
+    """Every record says where its training loss ended; the page's answer counts, per
+    difficulty, the models whose loss stayed on the chance plateau (recounted here from the
+    final losses, not from the flags)."""
+    import math
+
+    summary = json.loads(SUMMARY.read_text())
+    page = (SUMMARY.parent / "README.md").read_text()
+    answer = page.split("## Answer", 1)[1].split("\n## ", 1)[0]
+    for hops in summary["by_hops"]:
+        rows = [r for r in summary["records"] if str(r["hops"]) == hops]
+        assert all(r.get("training") for r in rows), hops
+        stuck = sum(r["training"]["final_loss"] >= 0.95 * math.log(r["training"]["n_options"])
+                    for r in rows)
+        if stuck:
+            assert (f"**Training (K = {hops})**: {stuck} of {len(rows)} models ended training "
+                    "on the chance plateau") in answer, hops

@@ -380,3 +380,68 @@ def test_a_stale_report_claim_is_recomputed_alone(grid, report, capsys):
     assert t8["mi"] == pytest.approx(new["information"]["joint"], rel=0, abs=1e-12)
     assert [t8["mi_interval_low"], t8["mi_interval_high"]] == pytest.approx(
         new["information"]["joint_interval"], rel=0, abs=1e-12)
+
+
+def test_records_say_where_the_training_loss_ended(grid, report):
+    """Each record's training outcome, recomputed from the model's zoo.json losses."""
+    out, summary = report
+    for r in summary["records"]:
+        zoo = json.loads((grid / "models" / r["model"] / "model" / "zoo.json").read_text())
+        losses = np.asarray(zoo["losses"], np.float64)
+        window = int(np.ceil(len(losses) / 100))
+        t = r["training"]
+        assert t["window"] == window and t["n_options"] == 4
+        assert t["final_loss"] == pytest.approx(losses[-window:].mean(), abs=1e-12)
+        assert t["chance_loss"] == pytest.approx(np.log(4), abs=1e-12)
+        assert t["on_plateau"] == (losses[-window:].mean() >= 0.95 * np.log(4))
+    page = (out / "README.md").read_text()
+    assert "| final training loss |" in page
+
+
+def test_training_outcome_marks_the_chance_plateau():
+    from infodiv.zoo.depth_report import training_outcome
+
+    ln4 = np.log(4)
+    stuck = training_outcome({"losses": [3.0] * 990 + [ln4] * 10, "option_ids": [1, 2, 3, 4]})
+    assert stuck["window"] == 10 and stuck["on_plateau"]
+    assert stuck["final_loss"] == pytest.approx(ln4)
+    # it left the plateau only in the last 1%: the window sees it
+    learnt = training_outcome({"losses": [ln4] * 990 + [0.3] * 10, "option_ids": [1, 2, 3, 4]})
+    assert not learnt["on_plateau"] and learnt["final_loss"] == pytest.approx(0.3)
+    near = training_outcome({"losses": [0.96 * ln4] * 50, "option_ids": [1, 2, 3, 4]})
+    assert near["window"] == 1 and near["on_plateau"]
+    assert not training_outcome({"losses": [0.94 * ln4], "option_ids": [1, 2, 3, 4]})[
+        "on_plateau"]
+    assert training_outcome({"option_ids": [1, 2]}) is None
+    assert training_outcome({"losses": [1.0], "option_ids": [1]}) is None
+
+
+def test_answer_separates_models_that_never_learned_from_those_at_chance_held_out():
+    from infodiv.zoo.depth_answer import _training
+
+    def rec(depth, seed, shared, final, at_chance, hops=1):
+        return {"hops": hops, "depth": depth, "seed": seed, "shared": shared,
+                "at_chance": at_chance,
+                "training": {"final_loss": final, "window": 160, "n_options": 4,
+                             "chance_loss": np.log(4), "plateau_share": 0.95,
+                             "on_plateau": final >= 0.95 * np.log(4)}}
+
+    records = [rec(1, 0, False, 1.386, True), rec(1, 1, False, 1.5, True),
+               rec(6, 2, False, 1.386, True), rec(2, 0, True, 1.386, True),
+               rec(2, 1, False, 0.1, True), rec(4, 0, False, 0.0, False),
+               rec(1, 2, False, 1.386, True, hops=2)]
+    line = _training({"records": records}, "1")
+    assert line.startswith("- **Training (K = 1)**: 4 of 6 models ended training on the "
+                           "chance plateau")
+    assert f"= {0.95 * np.log(4):.3f} nats" in line
+    assert ("depth 1 (seeds 0, 1), depth 6 (seed 2), shared L = 2 (seed 0); all at "
+            "chance on the held-out rows.") in line
+    assert "1 more left the plateau in training but is at chance on the held-out rows: " \
+           "depth 2 (seed 1)." in line
+    assert "found no solution, not that its depth has none." in line
+    half = [{**records[0], "at_chance": False}, *records[1:]]
+    assert "; 3 of them at chance" in _training({"records": half}, "1")
+    good = [rec(4, s, False, 0.0, False) for s in range(3)]
+    assert "every one of the 3 models left the chance plateau" in _training(
+        {"records": good}, "1")
+    assert _training({"records": [{"hops": 1}]}, "1") is None

@@ -7,7 +7,8 @@ same resamples). Models of different difficulty (``hops``) are never paired with
 only their saturation depths are compared (:mod:`infodiv.zoo.depth_saturation`).
 
 - :func:`model_record`: task, hops, depth, shared, seed, params, members, held-out accuracy
-  (Wilson 95%), usable information I(U;Y) with its interval and bracket (bits), and every
+  (Wilson 95%), where the training loss ended (on the chance plateau or not), usable
+  information I(U;Y) with its interval and bracket (bits), and every
   verdict (estimate, interval, p, power, shuffled-label rate, finding);
 - :func:`by_depth`: per (shared, depth) the seed mean of every resampled figure with the
   two-level interval of :func:`infodiv.zoo.across.seed_example_interval` (seeds resampled with
@@ -70,6 +71,8 @@ def model_record(a: dict) -> dict:
     if a.get("majority") is not None:    # the held-out majority-class rate (analyse_root)
         rec["majority"] = a["majority"]
         rec["at_chance"] = bool(f["accuracy_wilson95"][0] <= a["majority"])
+    if a.get("training") is not None:   # where the training loss ended (analyse_root)
+        rec["training"] = a["training"]
     rec["usable_information"] = {
         "estimate": info["joint"], "interval": info["joint_interval"],
         "bracket": [info["joint_lower"], info["joint_upper"]],

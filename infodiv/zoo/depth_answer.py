@@ -2,7 +2,9 @@
 for, in a few lines read from ``summary.json`` (:mod:`infodiv.zoo.depth_page` puts it on top;
 the per-difficulty readings below it give every number behind it).
 
-The questions: does accuracy grow with depth and stop growing inside the grid (the saturation
+The questions: which models learned the task in training at all (a model whose training loss
+never left the chance plateau is an optimisation failure, not evidence about its depth), does
+accuracy grow with depth and stop growing inside the grid (the saturation
 depth, :mod:`infodiv.zoo.depth_saturation`), does that depth move with the difficulty, do the
 gains across depth diminish, is Theorem 7's premise met, is the diminishing explained by
 redundancy (against the conditionally independent control), does layer sharing change accuracy
@@ -54,6 +56,48 @@ def _shift(shift) -> str:
             f"{shift['same']:.2f}, earlier in {shift['earlier']:.2f}"
             + (f" (K = {e} trained up to depth {shift['easier_deepest']})"
                if shift["easier_deepest"] != shift["harder_deepest"] else "") + ".")
+
+
+def _where(rows) -> str:
+    """"depth 1 (seeds 0, 1, 2), shared L = 2 (seed 0)": the models of ``rows`` by family."""
+    groups = {}
+    for r in sorted(rows, key=lambda r: (r["shared"], r["depth"], r["seed"])):
+        label = f"shared L = {r['depth']}" if r["shared"] else f"depth {r['depth']}"
+        groups.setdefault(label, []).append(str(r["seed"]))
+    return ", ".join(f"{k} (seed{'s' if len(v) > 1 else ''} {', '.join(v)})"
+                     for k, v in groups.items())
+
+
+def _training(summary, hops) -> str | None:
+    """Which models never left the chance plateau in training, and which left it but are at
+    chance on the held-out rows (:func:`infodiv.zoo.depth_report.training_outcome`)."""
+    rows = [r for r in summary["records"] if str(r["hops"]) == hops and r.get("training")]
+    if not rows:
+        return None
+    stuck = [r for r in rows if r["training"]["on_plateau"]]
+    apart = [r for r in rows if not r["training"]["on_plateau"] and r.get("at_chance")]
+    if not stuck and not apart:
+        return (f"- **Training (K = {hops})**: every one of the {len(rows)} models left the "
+                "chance plateau in training and none is at chance on the held-out rows.")
+    t = rows[0]["training"]
+    parts = []
+    if stuck:
+        held = sum(bool(r.get("at_chance")) for r in stuck)
+        parts.append(
+            f"{len(stuck)} of {len(rows)} models ended training on the chance plateau (mean "
+            f"loss of the last {t['window']} steps ≥ {t['plateau_share']:g} ln "
+            f"{t['n_options']} = {t['plateau_share'] * t['chance_loss']:.3f} nats): "
+            f"{_where(stuck)}; "
+            + ("all" if held == len(stuck) else f"{held} of them") + " at chance on the "
+            "held-out rows.")
+    if apart:
+        parts.append(f"{len(apart)} {'more ' if stuck else ''}left the plateau in training "
+                     f"but {'is' if len(apart) == 1 else 'are'} at chance on the held-out "
+                     f"rows: {_where(apart)}.")
+    if stuck:
+        parts.append("For a model that never left the plateau, held-out accuracy says that this "
+                     "recipe's optimiser found no solution, not that its depth has none.")
+    return f"- **Training (K = {hops})**: " + " ".join(parts)
 
 
 def _growth(d, hops) -> str | None:
@@ -121,6 +165,7 @@ def answer(summary) -> list[str]:
     if summary.get("saturation_shift"):
         lines.append(_shift(summary["saturation_shift"]))
     for hops, d in summary["by_hops"].items():
-        lines += [x for x in (_growth(d, hops), *_mechanism(summary, d, hops), _sharing(d, hops),
+        lines += [x for x in (_training(summary, hops), _growth(d, hops),
+                              *_mechanism(summary, d, hops), _sharing(d, hops),
                               _truncated(d, hops)) if x]
     return lines

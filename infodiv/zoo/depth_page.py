@@ -220,12 +220,19 @@ def _word(v) -> str:
     return "not detected, no test" if v["no_test"] else "not detected"
 
 
+def _final_loss(t) -> str:
+    """The training loss where it ended (nats), marked when it never left the chance plateau."""
+    if not t:
+        return "–"
+    return f"{t['final_loss']:.3f}" + (" (chance plateau)" if t["on_plateau"] else "")
+
+
 def _model_lines(summary, hops) -> list[str]:
     rows = [r for r in summary["records"] if str(r["hops"]) == hops]
-    return md_table(["model", "depth", "shared", "seed", "params", "M", "accuracy (Wilson 95%)",
-                     "I(U;Y) bits (95%)", "bracket"],
+    return md_table(["model", "depth", "shared", "seed", "params", "M", "final training loss",
+                     "accuracy (Wilson 95%)", "I(U;Y) bits (95%)", "bracket"],
                     [[r["model"], r["depth"], "yes" if r["shared"] else "no", r["seed"],
-                      r["params"], r["n_members"],
+                      r["params"], r["n_members"], _final_loss(r.get("training")),
                       f"{r['accuracy']:.3f} {_iv(r['accuracy_interval'])}",
                       f"{r['usable_information']['estimate']:.3f} "
                       f"{_iv(r['usable_information']['interval'])}",
@@ -311,7 +318,11 @@ def page_markdown(summary, figures) -> str:
              "## Setup", "", *_setup_lines(summary), ""]
     for hops in summary["by_hops"]:
         lines += [f"## K = {hops}: reading", "", *reading(summary, hops), "",
-                  f"## K = {hops}: models", "", *_model_lines(summary, hops), "",
+                  f"## K = {hops}: models", "",
+                  "Final training loss: the mean training loss (answer tokens, nats) over the "
+                  "last 1% of the steps; \"chance plateau\" marks a model that never left "
+                  "ln(#options), i.e. did not learn the task in training.", "",
+                  *_model_lines(summary, hops), "",
                   f"## K = {hops}: across depth, sharing and truncation", "",
                   *_across_lines(summary, hops),
                   f"## K = {hops}: verdicts per claim", "",

@@ -11,6 +11,9 @@ A depth root is a folder written by ``infodiv zoo train --task hops`` (:mod:`inf
   (:func:`infodiv.zoo.depth_analysis.analyse_model`) into ``<root>/analysis/`` (contributions and
   one JSON per model; a model already analysed with the same settings is reused, and the run
   says how many were);
+- every finished model's training outcome read from its ``zoo.json`` (:func:`training_outcome`):
+  did its training loss leave the chance plateau ln(#options)? A model whose loss never left it
+  is an optimisation failure of the recipe, not a statement about what its depth can represent;
 
 then, across all roots, :func:`infodiv.zoo.depth_across.summarise` and the page
 (:mod:`infodiv.zoo.depth_page`): ``<out>/summary.json``, ``<out>/README.md`` and its figures.
@@ -30,13 +33,16 @@ from .configs import planned_names
 from .depth import HELDOUT_FILE, SETTINGS
 from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model
 
-__all__ = ["PLANNED", "check_roots", "inventory", "analyse_root",
-           "contrast_rows", "report_depth"]
+__all__ = ["PLANNED", "PLATEAU_SHARE", "check_roots", "inventory", "training_outcome",
+           "analyse_root", "contrast_rows", "report_depth"]
 
 #: the grid of scripts/depth_experiment.sh: unshared depths, shared-twin depths, seeds, width
 PLANNED = {"depths": (8, 6, 4, 3, 2, 1), "shared_depths": (4, 2), "seeds": (0, 1, 2),
            "width": 64}
 ANALYSIS_DIR = "analysis"
+#: a training loss at or above this share of the chance loss ln(#options) at the end of
+#: training is "on the chance plateau" (the model did not learn to tell the options apart)
+PLATEAU_SHARE = 0.95
 
 
 def check_roots(roots) -> list[Path]:
@@ -95,6 +101,27 @@ def inventory(root, planned=PLANNED) -> list[dict]:
     return rows
 
 
+def training_outcome(record: dict) -> dict | None:
+    """Where a finished model's training loss ended, from its ``zoo.json`` ``record``.
+
+    ``final_loss`` is the mean training loss (cross-entropy of the answer tokens, nats) over the
+    last 1% of the steps (at least one step); ``chance_loss`` = ln(#options), the loss of a
+    model that puts its mass uniformly on the options and knows nothing more;
+    ``on_plateau`` = ``final_loss >= PLATEAU_SHARE * chance_loss``. ``None`` when the record
+    keeps no losses.
+    """
+    losses = np.asarray(record.get("losses") or [], np.float64)
+    options = record.get("option_ids") or []
+    if losses.size == 0 or len(options) < 2:
+        return None
+    window = max(1, -(-losses.size // 100))
+    final = float(losses[-window:].mean())
+    chance = float(np.log(len(options)))
+    return {"final_loss": final, "window": window, "n_options": len(options),
+            "chance_loss": chance, "plateau_share": PLATEAU_SHARE,
+            "on_plateau": bool(final >= PLATEAU_SHARE * chance)}
+
+
 def _stored_settings_match(path: Path, settings: DepthSettings) -> bool:
     if not path.is_file():
         return False
@@ -129,7 +156,8 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
         t0 = time.process_time()
         doc, reused = analyse_model(folder, held, dest, settings, hops_task, indices,
                                     progress=progress, log=log)
-        doc = {**doc, "majority": majority}
+        doc = {**doc, "majority": majority,
+               "training": training_outcome(json.loads((folder / "zoo.json").read_text()))}
         word = ("already analysed, reused" if reused
                 else f"analysed in {time.process_time() - t0:.0f} CPU s")
         log(f"[{i + 1}/{len(folders)}] {doc['model']['model']}: {word}")
