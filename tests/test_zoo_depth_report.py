@@ -445,3 +445,51 @@ def test_answer_separates_models_that_never_learned_from_those_at_chance_held_ou
     assert "every one of the 3 models left the chance plateau" in _training(
         {"records": good}, "1")
     assert _training({"records": [{"hops": 1}]}, "1") is None
+
+
+def test_gap_regression_is_also_given_over_pairs_that_both_solve_the_task():
+    """A twin at chance differs from its partner in accuracy and diversity because it learned
+    nothing; the regression over pairs whose two models solve the task leaves those pairs out
+    (recomputed here from the points)."""
+    from infodiv.zoo.depth_across import table1
+    from infodiv.zoo.depth_reading import reading
+
+    records, points, reps = _synthetic({2: 0.9, 4: 0.95, 8: 0.97}, shared_acc={2: 0.9, 4: 0.9})
+    rng = np.random.default_rng(7)
+    for name in points:                                   # diversity unrelated to accuracy
+        points[name]["sq_diversity"] = float(rng.normal())
+        reps[name]["sq_diversity"] = points[name]["sq_diversity"] + reps[name]["accuracy"] * 0
+    chance = {"L2-share2-s0", "L8-s1"}
+    for name in chance:                                   # learned nothing: both gaps large
+        points[name].update(accuracy=0.25, sq_diversity=-5.0)
+        reps[name].update(accuracy=reps[name]["accuracy"] * 0 + 0.25,
+                          sq_diversity=reps[name]["sq_diversity"] * 0 - 5.0)
+    records = [{**r, "at_chance": r["model"] in chance} for r in records]
+    t1 = table1(records, points, reps)
+    every, solving = t1["gap_regression"]["sq_diversity"], t1["gap_regression_solving"][
+        "sq_diversity"]
+    pairs = [(f"L{L}-share2-s{s}", f"L{u}-s{s}") for s in (0, 1, 2) for L in (2, 4)
+             for u in (L, 2 * L)]
+    kept = [(a, b) for a, b in pairs if a not in chance and b not in chance]
+    assert every["n_pairs"] == len(pairs) == 12 and solving["n_pairs"] == len(kept) == 9
+
+    def r(ps):
+        da = [points[a]["accuracy"] - points[b]["accuracy"] for a, b in ps]
+        dd = [points[a]["sq_diversity"] - points[b]["sq_diversity"] for a, b in ps]
+        return np.corrcoef(dd, da)[0, 1]
+
+    assert every["r"] == pytest.approx(r(pairs)) and solving["r"] == pytest.approx(r(kept))
+    assert every["r"] > 0.9 and abs(solving["r"]) < every["r"]   # the chance pairs drive it
+    summary = {"records": [{**r, "hops": 2, "accuracy": points[r["model"]]["accuracy"],
+                            "verdicts": {}} for r in records],
+               "by_hops": {"2": {"by_depth": [], "table1": t1, "growth": [], "verdicts": {},
+                                 "truncated_vs_depth": []}}}
+    text = "\n".join(reading(summary, "2"))
+    assert (f"(sq_diversity, 9 pairs whose two models both solve the task)? Correlation r = "
+            f"{solving['r']:.2f}") in text
+    assert f"(sq_diversity, 12 shared/unshared pairs)? Correlation r = {every['r']:.2f}" in text
+    from infodiv.zoo.depth_answer import _sharing
+
+    line = _sharing({"table1": t1}, "2")
+    assert (f"Over the 9 pairs whose two models both solve the task, r = {solving['r']:.2f} "
+            in line) and "(squared-loss, permutation p = " in line and "(CE, " in line

@@ -118,7 +118,10 @@ def by_depth(records, points, reps) -> list[dict]:
 
 def table1(records, points, reps) -> dict:
     """Shared minus unshared at equal parameters and equal executions (module docstring), and
-    the gap regressions on both diversities when there are at least 3 pairs."""
+    the gap regressions on both diversities when there are at least 3 pairs: over every pair,
+    and over the pairs whose two models both solve the task (``gap_regression_solving``: a
+    model at chance differs from its partner in accuracy and diversity because it learned
+    nothing, which can make the gaps correlate without saying anything about sharing)."""
     from .summary import twin_pairs
 
     pairs = twin_pairs(records)
@@ -135,9 +138,21 @@ def table1(records, points, reps) -> dict:
                                        "ci95_examples": _pct(r)}
                                       for p, d, r in zip(ps, diffs, drep)]}
         rows.append(row)
-    regressions = ({d: gap_regression(records, points, reps, diversity=d)
-                    for d in ("sq_diversity", "ce_diversity")} if len(pairs) >= 3 else {})
-    return {"rows": rows, "n_pairs": len(pairs), "gap_regression": regressions}
+    solving = [r for r in records if not r.get("at_chance")]
+    return {"rows": rows, "n_pairs": len(pairs),
+            "gap_regression": _gap_regressions(records, points, reps),
+            "gap_regression_solving": _gap_regressions(solving, points, reps)}
+
+
+def _gap_regressions(records, points, reps) -> dict:
+    """:func:`infodiv.zoo.across.gap_regression` on both diversities over the shared/unshared
+    pairs among ``records`` (empty below 3 pairs)."""
+    from .summary import twin_pairs
+
+    if len(twin_pairs(records)) < 3:
+        return {}
+    return {d: gap_regression(records, points, reps, diversity=d)
+            for d in ("sq_diversity", "ce_diversity")}
 
 
 def _fit(x, y) -> dict:

@@ -13,7 +13,7 @@ at equal parameters or executions, and do the truncated models follow the traine
 
 from __future__ import annotations
 
-from .depth_reading import _cell, _family
+from .depth_reading import _cell, _family, _iv
 
 __all__ = ["answer"]
 
@@ -141,7 +141,16 @@ def _sharing(d, hops) -> str | None:
         return None
     cells = [f"L = {r['shared_depth']} shared vs {r['unshared_depth']} unshared "
              f"({r['compare']}) {_cell(r['accuracy'])}" for r in rows]
-    return f"- **Layer sharing (K = {hops}), accuracy difference**: " + "; ".join(cells) + "."
+    line = f"- **Layer sharing (K = {hops}), accuracy difference**: " + "; ".join(cells) + "."
+    regs = [(label, d["table1"].get("gap_regression_solving", {}).get(div) or {})
+            for div, label in (("sq_diversity", "squared-loss"), ("ce_diversity", "CE"))]
+    regs = [(label, g) for label, g in regs if "r" in g]
+    if regs:
+        line += (f" Does the diversity gap explain it? Over the {regs[0][1]['n_pairs']} pairs "
+                 "whose two models both solve the task, r = " + "; ".join(
+                     f"{g['r']:.2f} {_iv(g['r_ci95'], '.2f')} ({label}, permutation p = "
+                     f"{g['p_permutation']:.3f})" for label, g in regs) + ".")
+    return line
 
 
 def _truncated(d, hops) -> str | None:

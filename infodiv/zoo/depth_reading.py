@@ -157,13 +157,16 @@ def reading(summary, hops) -> list[str]:
                        f"{r['unshared_depth']} ({r['compare']}): accuracy difference "
                        f"{_cell(c)} (interval {side}); squared-loss diversity difference "
                        f"{_cell(r['sq_diversity'], '.4g')}.")
-        for div, g in d["table1"]["gap_regression"].items():
-            if "r" in g:
-                out.append(f"- Does the diversity gap explain the accuracy gap ({div}, "
-                           f"{g['n_pairs']} shared/unshared pairs)? Correlation r = "
-                           f"{fmt(g['r'], '.2f')} {_iv(g['r_ci95'], '.2f')}, slope "
-                           f"{fmt(g['slope'], '.3g')} {_iv(g['slope_ci95'], '.3g')}, permutation "
-                           f"p = {fmt(g['p_permutation'], '.3f')}.")
+        for key, which in (("gap_regression", "shared/unshared pairs"),
+                           ("gap_regression_solving", "pairs whose two models both solve the "
+                                                      "task")):
+            for div, g in (d["table1"].get(key) or {}).items():
+                if "r" in g:
+                    out.append(f"- Does the diversity gap explain the accuracy gap ({div}, "
+                               f"{g['n_pairs']} {which})? Correlation r = "
+                               f"{fmt(g['r'], '.2f')} {_iv(g['r_ci95'], '.2f')}, slope "
+                               f"{fmt(g['slope'], '.3g')} {_iv(g['slope_ci95'], '.3g')}, "
+                               f"permutation p = {fmt(g['p_permutation'], '.3f')}.")
     else:
         out.append("- Layer sharing: no shared twin with its unshared partner finished yet.")
     tv = d["truncated_vs_depth"]
