@@ -48,7 +48,7 @@ from .checks import at_least, check_int_fields, non_negative, positive
 
 __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION",
            "REPORT_VERSION", "model_info", "point_figures", "resample_figures", "information",
-           "claims_for", "verdicts", "report_verdicts", "analyse_model", "cached_analysis"]
+           "claims_for", "verdicts", "report_verdicts", "analyse_model"]
 
 #: bumped whenever what a per-model JSON holds changes (older files are recomputed); 2: the
 #: redundancy claims' power on copies planted over the conditionally independent members
@@ -256,6 +256,7 @@ def _digest(indices) -> str:
 
 
 def _stored(path) -> dict | None:
+    """The analysis JSON stored at ``path`` (None: absent or unreadable)."""
     path = Path(path)
     if not path.is_file():
         return None
@@ -263,12 +264,6 @@ def _stored(path) -> dict | None:
         return json.loads(path.read_text())
     except json.JSONDecodeError:
         return None
-
-
-def cached_analysis(path, key: dict) -> dict | None:
-    """The analysis stored at ``path`` when it was written with ``key``, else None."""
-    doc = _stored(path)
-    return doc if doc is not None and doc.get("key") == key else None
 
 
 def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, indices, *,
@@ -294,18 +289,17 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
            "settings": asdict(settings), "indices": _digest(indices),
            "report_version": REPORT_VERSION}
     path = dest / f"{name}.json"
-    old = cached_analysis(path, key)
-    if old is not None:
-        return old, True
-    stale = _stale_reports(path, key)
-    if stale is not None:   # everything but the report claims' records holds
+    stored = _stored(path)
+    if stored is not None and stored.get("key") == key:
+        return stored, True
+    if _only_reports_stale(stored, key):   # everything but the report claims' records holds
         log(f"  {name}: stored analysis reused; report claims recomputed (report version "
-            f"{stale['key'].get('report_version', 1)} -> {REPORT_VERSION})")
-        reports, stale["cpu_s"]["report_claims"] = report_verdicts(run, settings,
+            f"{stored['key'].get('report_version', 1)} -> {REPORT_VERSION})")
+        reports, stored["cpu_s"]["report_claims"] = report_verdicts(run, settings,
                                                                    progress=progress)
-        stale["verdicts"].update(reports)
-        stale["key"] = key
-        return _write(path, stale), False
+        stored["verdicts"].update(reports)
+        stored["key"] = key
+        return _write(path, stored), False
     from infodiv.inference.power import wilson_interval
 
     doc = {"key": key, "model": model_info(record, hops_task), "n_examples": run.n_examples,
@@ -331,16 +325,15 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
     return _write(path, doc), False
 
 
-def _stale_reports(path, key: dict) -> dict | None:
-    """The analysis stored at ``path`` when its key differs from ``key`` only by an older
-    report version (files written before the field: version 1)."""
-    doc = _stored(path)
+def _only_reports_stale(doc: dict | None, key: dict) -> bool:
+    """Whether the stored analysis ``doc``'s key differs from ``key`` only by an older report
+    version (files written before the field: version 1)."""
     if doc is None:
-        return None
+        return False
     stored = dict(doc.get("key") or {})
     version = stored.pop("report_version", 1)
     rest = {k: v for k, v in key.items() if k != "report_version"}
-    return doc if stored == rest and version < key["report_version"] else None
+    return stored == rest and version < key["report_version"]
 
 
 def _write(path: Path, doc: dict) -> dict:
