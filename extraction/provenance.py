@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 
 import numpy as np
 
 from .contributions import Contributions
 
-__all__ = ["fingerprint", "run_fingerprint", "weights_identity", "legacy_fingerprints",
-           "completed_run", "versions"]
+__all__ = ["fingerprint", "run_fingerprint", "weights_identity", "completed_run", "versions"]
 
 
 def fingerprint(parts: dict) -> str:
@@ -42,33 +40,17 @@ def weights_identity(source: dict) -> dict:
     return dict(source)
 
 
-def legacy_fingerprints(parts: dict, source: dict) -> set[str]:
-    """The fingerprints the same configuration had before :func:`weights_identity` (aa08b77):
-    the whole ``source`` dict hashed, its weights sha256 included, with the path strings as
-    given, absolute or resolved (a relative and an absolute root name the same folder). A run
-    stored under one of them was made from the same weights (the sha256 is in the hash) with
-    every other part equal, so it is the same run; its stored fingerprint is kept (caches keyed
-    on it stay valid). Empty when the weights have no sha256."""
-    if not source.get("weights_sha256"):
-        return set()
-    out = set()
-    for fix in (str, os.path.abspath, os.path.realpath):
-        src = {**source, **{k: fix(source[k]) for k in ("model_id", "resolved")
-                            if isinstance(source.get(k), str)}}
-        out.add(fingerprint({**parts, "source": src}))
-    return out
-
-
-def completed_run(out, expected: str, legacy=frozenset()) -> Contributions | None:
-    """The finished run at ``out`` when it was made with the same configuration (its
-    fingerprint ``expected``, or one of the ``legacy`` definitions of the same
-    configuration)."""
+def completed_run(out, expected: str) -> Contributions | None:
+    """The finished run at ``out`` when it was made with the same configuration: its stored
+    fingerprint is ``expected``. A run stored under any other fingerprint (another
+    configuration, other weights, or a fingerprint defined differently) is not reused; None
+    also when ``out`` holds no readable run."""
     try:
         done = Contributions.load(out)
     except (FileNotFoundError, ValueError, KeyError, OSError):
         return None
     stored = done.meta.get("fingerprint")
-    return done if stored == expected or stored in legacy else None
+    return done if stored == expected else None
 
 
 def versions() -> dict:

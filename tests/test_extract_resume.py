@@ -179,3 +179,57 @@ def test_shard_store_detects_truncation_and_bit_flips(tmp_path):
         other = ShardStore(out, "fp2")
     assert other.load(2) is None
     assert ShardStore(out, "fp2", resume=False).load(2) is None
+
+
+def test_a_run_or_shards_under_another_fingerprint_are_extracted_again(tmp_path, monkeypatch):
+    """A finished run, or shards, stored under a fingerprint this configuration does not have
+    (here: the same weights and settings hashed under another definition of the weights'
+    identity) are never reused: the run is extracted again and stored under its fingerprint."""
+    import extraction.forward as ex
+    import extraction.provenance as provenance
+    from extraction.models import load_model
+    from extraction.runner import extract
+    from extraction.tasks import Task
+
+    folder = tmp_path / "model"
+    tiny_model("llama", folder)
+    model, tok = load_model(str(folder), device="cpu", dtype="float32")
+    task = Task.from_records(_records(8), template="{text} Answer:",
+                             options=["negative", "positive"], label="label")
+    out = tmp_path / "run"
+
+    def by_path(source):    # another definition: the whole source dict, paths included
+        return dict(source)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(provenance, "weights_identity", by_path)
+        old = extract(model, tok, task, out=out, batch_size=2, shard_size=4, progress=False)
+    ran = []
+    real = ex.BatchRunner.run
+    monkeypatch.setattr(ex.BatchRunner, "run", lambda self, *a: ran.append(1) or real(self, *a))
+    new = extract(model, tok, task, out=out, batch_size=2, shard_size=4, progress=False)
+    assert ran and new.meta["fingerprint"] != old.meta["fingerprint"]
+    _same(new, old)
+    assert Contributions.load(out).meta["fingerprint"] == new.meta["fingerprint"]
+    # interrupted shards of the other definition are discarded, not read
+    with monkeypatch.context() as mp:
+        mp.setattr(provenance, "weights_identity", by_path)
+        assert extract(model, tok, task, out=tmp_path / "part", batch_size=2, shard_size=4,
+                       progress=False, only_shards=[0, 1]) is None
+    assert len(list(partial_dir(tmp_path / "part").glob("shard-*.npz"))) == 2
+    loaded, load = [], ShardStore.load
+
+    def counting_load(self, i):
+        arrays = load(self, i)
+        if arrays is not None:
+            loaded.append(i)
+        return arrays
+
+    monkeypatch.setattr(ShardStore, "load", counting_load)
+    ran.clear()
+    with pytest.warns(UserWarning, match="discarding shards"):
+        again = extract(model, tok, task, out=tmp_path / "part", batch_size=2, shard_size=4,
+                        progress=False)
+    assert loaded == [] and len(ran) == 4     # every batch computed afresh
+    assert not partial_dir(tmp_path / "part").exists()
+    _same(again, new)
