@@ -1,9 +1,9 @@
 """Benchmark: CPU seconds per training step of every depth-grid architecture, and the projected
-cost of the pointer-chasing grid (:mod:`infodiv.zoo.hops`, ``scripts/depth_experiment.sh``).
+cost of the pointer-chasing grid (:mod:`infodiv.experiments.hops`, ``scripts/depth_experiment.sh``).
 
 For each hop count K of the grid and each architecture (unshared depths, shared twins), it times
-``--steps`` optimiser steps of :func:`infodiv.zoo.train.fit` on the K-hop training stream (the
-same batches the grid trains on: seed 0, steps 0..) with one torch thread, and records wall and
+``--steps`` optimiser steps of :func:`infodiv.experiments.train.fit` on the K-hop training stream
+(the same batches the grid trains on: seed 0, steps 0..) with one torch thread, and records wall and
 process-CPU seconds per step. The projection of the grid is
 ``Σ_K Σ_arch CPU s/step × grid steps × seeds`` (CPU time: the machine is shared, so wall time
 also measures other users' load; ``cpu/wall`` shows the share of a core the run got). Ratios:
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _time_steps(model, stream, cfg, steps):
-    from infodiv.zoo.train import fit
+    from infodiv.experiments.train import fit
 
     with tempfile.TemporaryDirectory() as tmp:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -56,9 +56,9 @@ def _recorded(root: Path) -> list[dict]:
 def bench(args) -> dict:
     import torch
 
-    from infodiv.zoo.configs import ModelSpec, build_model, count_params
-    from infodiv.zoo.hops import HopsStream, HopsTask, hops_tokenizer, train_len
-    from infodiv.zoo.train import TrainConfig
+    from infodiv.experiments.configs import ModelSpec, build_model, count_params
+    from infodiv.experiments.hops import HopsStream, HopsTask, hops_tokenizer, train_len
+    from infodiv.experiments.train import TrainConfig
 
     torch.set_num_threads(1)
     cfg = TrainConfig(steps=args.grid_steps, batch_size=args.batch_size, lr=args.lr,

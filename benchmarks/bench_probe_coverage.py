@@ -5,13 +5,13 @@
         [--out benchmarks/results/probe_coverage.json] [--force]
 
 The zoo quotes, for every model, the probe lower bound on I(U;Y) (bits; H(Y) − cross-fitted
-cross-entropy of a logistic probe on all members, :func:`infodiv.zoo.intervals.probe_bound`)
-with a 95% interval from ``B`` stratified example resamples (:func:`infodiv.zoo.intervals.
+cross-entropy of a logistic probe on all members, :func:`infodiv.experiments.intervals.probe_bound`)
+with a 95% interval from ``B`` stratified example resamples (:func:`infodiv.experiments.intervals.
 shared_indices`), the probe refitted on each with the grouped cross-fitting split
 (:func:`infodiv.setfunctions.base.duplicate_groups`), and the replicates centred on the
-full-sample point (:data:`infodiv.zoo.intervals.CENTRED`); the raw percentile interval is kept
-(:func:`infodiv.zoo.intervals.resample_interval`: ``ci95`` centred, ``resample_ci95`` raw).
-This benchmark asks whether those intervals cover what they claim to, on data with a known
+full-sample point (:data:`infodiv.experiments.intervals.CENTRED`); the raw percentile interval is
+kept (:func:`infodiv.experiments.intervals.resample_interval`: ``ci95`` centred, ``resample_ci95``
+raw). This benchmark asks whether those intervals cover what they claim to, on data with a known
 answer.
 
 Data (:func:`gaussian_members`): C classes of equal size n/C (the zoo's held-out set is fixed,
@@ -42,7 +42,7 @@ point's sampling spread against the resamples' spread, and the resamples' own le
 (resample mean − point; the zoo's was −0.03 to −0.17 bits).
 
 The probe replicate of the zoo is ``model_figures(run.take(idx))["probe_bound"]``
-(:func:`infodiv.zoo.intervals.replicates`) = ``probe_bound(run.take(idx))``; this benchmark
+(:func:`infodiv.experiments.intervals.replicates`) = ``probe_bound(run.take(idx))``; this benchmark
 calls the latter to skip the zoo's other figures (tests/test_probe_coverage.py checks that the
 two agree). Replicates are saved every 10 under ``--state`` (git-ignored); a rerun with the
 same settings resumes and says so; ``--replicates`` can be raised later (replicate i keeps its
@@ -148,7 +148,7 @@ def as_run(u, y) -> Contributions:
 def replicate(seed: np.random.SeedSequence, n: int, n_members: int, signal: float,
               n_resamples: int) -> dict:
     """One dataset: the zoo's point, raw replicates, raw and centred 95% intervals."""
-    from infodiv.zoo.intervals import probe_bound, resample_interval, shared_indices
+    from infodiv.experiments.intervals import probe_bound, resample_interval, shared_indices
 
     data_seed, boot_seed = seed.spawn(2)
     run = as_run(*gaussian_members(n, n_members, signal, np.random.default_rng(data_seed)))
@@ -166,7 +166,7 @@ def replicate(seed: np.random.SeedSequence, n: int, n_members: int, signal: floa
 def expectation_points(seed: np.random.SeedSequence, count: int, n: int, n_members: int,
                        signal: float) -> np.ndarray:
     """The zoo's point on ``count`` further independent datasets (one stream each)."""
-    from infodiv.zoo.intervals import probe_bound
+    from infodiv.experiments.intervals import probe_bound
 
     return np.array([probe_bound(as_run(*gaussian_members(n, n_members, signal,
                                                           np.random.default_rng(s))))

@@ -2,7 +2,7 @@
 
 For each architecture of the default grid (unshared depths 1, 2, 4, 8 and the optional 12, 16;
 shared twins 1, 2, 4; width 128, batch 32, prompts <= 64 tokens, one torch thread) it times
-``--steps`` optimiser steps of :func:`infodiv.zoo.train.fit` on the real training rows and
+``--steps`` optimiser steps of :func:`infodiv.experiments.train.fit` on the real training rows and
 records wall and process-CPU seconds per step. The projection of the whole zoo is
 ``Σ_arch s/step × 600 steps × 3 seeds`` on CPU time (the machine is shared: wall time measures
 other users' load too; ``cpu/wall`` shows the share of a core the run got). Target: the zoo
@@ -14,7 +14,7 @@ wall times recorded by its finished models are added (``recorded``, totals in
 
 ``--finetune`` (or ``--finetune-only``, merged into the existing file) also times
 SmolLM2-135M-Instruct top-4 fine-tune steps (batch 8, prompts <= 64 tokens) with the full
-forward and with the cached frozen prefix (:mod:`infodiv.zoo.prefix`), the same prompts and
+forward and with the cached frozen prefix (:mod:`infodiv.experiments.prefix`), the same prompts and
 batches, and the one-off cache cost per prompt (loading the GGUF takes 40-100 s).
 
 Writes ``benchmarks/results/zoo.json``.
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _time_steps(model, seqs, targets, pad_id, cfg, seed, steps, forward=None):
-    from infodiv.zoo.train import fit
+    from infodiv.experiments.train import fit
 
     with tempfile.TemporaryDirectory() as tmp:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -46,10 +46,10 @@ def _time_steps(model, seqs, targets, pad_id, cfg, seed, steps, forward=None):
 
 
 def bench_zoo(steps: int, extra=(12, 16)) -> dict:
-    from infodiv.zoo.configs import ModelSpec, build_model, count_params
-    from infodiv.zoo.data import zoo_tasks
-    from infodiv.zoo.tokenizer import train_tokenizer
-    from infodiv.zoo.train import TrainConfig, encode
+    from infodiv.experiments.configs import ModelSpec, build_model, count_params
+    from infodiv.experiments.data import zoo_tasks
+    from infodiv.experiments.tokenizer import train_tokenizer
+    from infodiv.experiments.train import TrainConfig, encode
 
     train, _ = zoo_tasks()
     tok = train_tokenizer(train)
@@ -104,14 +104,14 @@ def recorded_budget(rows: list[dict], extra=(12, 16)) -> dict:
 def bench_finetune(steps: int, *, train_top: int = 4, max_len: int = 64, batch_size: int = 8,
                    n_prompts: int = 64) -> dict:
     """SmolLM2 top-``train_top`` fine-tune steps: the full forward with a frozen bottom vs the
-    cached frozen prefix (:mod:`infodiv.zoo.prefix`), on the same ``n_prompts`` training
+    cached frozen prefix (:mod:`infodiv.experiments.prefix`), on the same ``n_prompts`` training
     prompts and the same batches; plus the one-off cache cost per prompt. Baseline: the
     uncached step of the same run."""
     from extraction import load_model
-    from infodiv.zoo.data import zoo_tasks
-    from infodiv.zoo.finetune import freeze_below
-    from infodiv.zoo.prefix import PrefixCache, top_forward
-    from infodiv.zoo.train import TrainConfig, encode
+    from infodiv.experiments.data import zoo_tasks
+    from infodiv.experiments.finetune import freeze_below
+    from infodiv.experiments.prefix import PrefixCache, top_forward
+    from infodiv.experiments.train import TrainConfig, encode
 
     train, _ = zoo_tasks()
     t0 = time.perf_counter()

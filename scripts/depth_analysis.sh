@@ -3,11 +3,11 @@
 # (scripts/depth_experiment.sh -> runs/depth/k<K>) analysed on its root's held-out file, then
 # docs/results/depth/summary.json, README.md and the figures written from all of them.
 #
-# Per model (infodiv.zoo.depth_analysis): exact extraction of the contributions, held-out
+# Per model (infodiv.experiments.depth_analysis): exact extraction of the contributions, held-out
 # accuracy, usable information I(U;Y) with its interval, the verdicts of the paper's claims
 # through the inference engine (B example resamples, K label permutations, power and
 # shuffled-label rates on POWER surrogates of each kind), Theorem 8's bounds, and replicates on
-# example resamples shared by every model of the root. Across models (infodiv.zoo.depth_across):
+# example resamples shared by every model of the root. Across models (infodiv.experiments.depth_across):
 # seed-and-example intervals per depth, Table 1 form (shared twins vs unshared at equal
 # parameters and at equal executions), the truncated model after b blocks vs the trained
 # depth-b model, growth laws across depth.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The depth experiment's training grid: K-hop pointer chasing (infodiv.zoo.hops), unshared
+# The depth experiment's training grid: K-hop pointer chasing (infodiv.experiments.hops), unshared
 # depths 1 2 3 4 6 8 and layer-shared twins (each block executed twice in a row) at depths 2
 # and 4, seeds 0 1 2, the same steps / schedule / tokenizer / training stream for every model.
 # Order: the harder K first; within it one complete seed before the next (deepest model of a

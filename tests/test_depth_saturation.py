@@ -1,6 +1,6 @@
 """The saturation depth of a depth grid and its shift between difficulties
-(infodiv.zoo.depth_saturation), and the answer lines that quote them (infodiv.zoo.depth_answer),
-on synthetic grids whose answer is known."""
+(infodiv.experiments.depth_saturation), and the answer lines that quote them
+(infodiv.experiments.depth_answer), on synthetic grids whose answer is known."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _grid(depth_acc, seed_offsets=(0.0, 0.0, 0.0), b=400, noise=0.002, random_st
 
 
 def test_saturation_depth_is_the_first_depth_reaching_the_threshold():
-    from infodiv.zoo.depth_saturation import saturation_depth
+    from infodiv.experiments.depth_saturation import saturation_depth
 
     sat = saturation_depth(*_grid({1: 0.25, 2: 0.30, 3: 0.95, 4: 0.97, 6: 0.97, 8: 0.96}))
     assert sat["depth"] == 3 and sat["deepest"] == 8 and sat["seeds"] == [0, 1, 2]
@@ -53,7 +53,7 @@ def test_seeds_are_resampled_inside_every_replicate():
     """Seeds 0.80 / 0.99 / 0.99 at depth 3: the seed median 0.99 saturates, but a replicate
     that draws seed 0 at least twice (probability 7/27) has median 0.80, so depth 3 wins about
     20/27 of the replicates and depth 4 (all seeds at 0.99) the rest."""
-    from infodiv.zoo.depth_saturation import saturation_depth
+    from infodiv.experiments.depth_saturation import saturation_depth
 
     records, points, reps = _grid({1: 0.25, 3: 0.99, 4: 0.99}, b=1000, noise=0.0)
     for name in ("L3-s0",):
@@ -71,7 +71,7 @@ def test_one_seed_draw_serves_every_depth():
     depth 2 (seed 2 drawn at least twice) or depth 3 (seed 1 at least twice), never both with
     3 draws shared across depths, so no replicate lies beyond the grid; independent draws per
     depth would put about (7/27)^2 = 0.067 of them there."""
-    from infodiv.zoo.depth_saturation import saturation_depth
+    from infodiv.experiments.depth_saturation import saturation_depth
 
     records, points, reps = _grid({1: 0.25, 2: 1.0, 3: 1.0}, b=2000, noise=0.0)
     for name in ("L2-s2", "L3-s1"):
@@ -84,8 +84,8 @@ def test_one_seed_draw_serves_every_depth():
 
 
 def test_shift_counts_replicate_pairs_and_the_answer_says_it():
-    from infodiv.zoo.depth_answer import _saturation, _shift
-    from infodiv.zoo.depth_saturation import saturation_depth, saturation_shift
+    from infodiv.experiments.depth_answer import _saturation, _shift
+    from infodiv.experiments.depth_saturation import saturation_depth, saturation_shift
 
     hard = saturation_depth(*_grid({1: 0.25, 2: 0.26, 3: 1.0, 4: 1.0, 6: 0.99, 8: 0.97}))
     easy = saturation_depth(*_grid({1: 0.30, 2: 0.98, 3: 1.0, 4: 1.0}))
@@ -109,8 +109,8 @@ def test_shift_counts_replicate_pairs_and_the_answer_says_it():
 
 
 def test_mechanism_lines_count_only_models_that_solve_the_task():
-    from infodiv.zoo.depth_across import verdict_counts
-    from infodiv.zoo.depth_answer import _mechanism
+    from infodiv.experiments.depth_across import verdict_counts
+    from infodiv.experiments.depth_answer import _mechanism
 
     v = {"detected": True, "calibrated": True, "finding": True, "no_test": False,
          "power": {"rate": 1.0, "ci": [0.8, 1.0]}, "false_positive": {"rate": 0.05,
@@ -156,7 +156,7 @@ def _analysis(hops, depth, seed, acc, b=50):
 def test_two_difficulties_with_the_same_model_names_do_not_mix():
     """K = 2 needs 3 blocks, K = 1 needs 2; the models of both are named llama-d64-L<d>-s<s>.
     Every figure of a difficulty comes from its own models."""
-    from infodiv.zoo.depth_across import summarise
+    from infodiv.experiments.depth_across import summarise
 
     acc = {2: {1: 0.25, 2: 0.26, 3: 1.0}, 1: {1: 0.25, 2: 1.0, 3: 1.0}}
     analyses = [_analysis(h, d, s, a) for h, row in acc.items() for d, a in row.items()
@@ -178,7 +178,7 @@ def test_a_depth_still_training_does_not_drop_seeds_of_the_others():
     keeps its median 0.98 over all three seeds, not the mean of two; its replicates draw
     its own three seeds (a draw with seed 1 twice fails: about 7/27 of them), and the record
     says the seeds are per depth."""
-    from infodiv.zoo.depth_saturation import saturation_depth
+    from infodiv.experiments.depth_saturation import saturation_depth
 
     records, points, reps = _grid({1: 0.25, 3: 1.0, 6: 0.5}, b=2000, noise=0.0)
     points["L3-s1"]["accuracy"] = 0.58

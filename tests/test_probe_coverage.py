@@ -1,9 +1,9 @@
 """The zoo's centred probe-bound interval covers the estimator's expectation (issue 12).
 
 A small version of benchmarks/bench_probe_coverage.py (class-conditional Gaussian members with a
-known I(U;Y); the point and both intervals from infodiv.zoo.intervals): over R seeded datasets
-the centred 95% interval must cover E[point] (mean point over further independent datasets) at
-least as often as a true 95% rate explains (tests/_binomial.py), and the raw percentile interval
+known I(U;Y); the point and both intervals from infodiv.experiments.intervals): over R seeded
+datasets the centred 95% interval must cover E[point] (mean point over further independent datasets)
+at least as often as a true 95% rate explains (tests/_binomial.py), and the raw percentile interval
 of the resamples, which leans below its point, must not: the check has power against an
 uncentred interval.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from _binomial import binomial_floor
 
-from infodiv.zoo.intervals import probe_bound, replicates, resample_interval, shared_indices
+from infodiv.experiments.intervals import probe_bound, replicates, resample_interval, shared_indices
 
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_probe_coverage.py"
 _SPEC = importlib.util.spec_from_file_location("bench_probe_coverage", _PATH)

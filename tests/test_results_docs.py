@@ -282,7 +282,7 @@ def test_zoo_curves_carry_every_verdict_with_its_power():
     The models whose report predates
     the schema are exactly across.json's ``curves_stale``, quoted nowhere (removing a verdict
     or its power from a report, or a model from the lists, goes red)."""
-    from infodiv.zoo.analyses import curve_summary, verdict_overview
+    from infodiv.experiments.analyses import curve_summary, verdict_overview
 
     records = {r["model"]: r for r in json.loads((ZOO / "summary.json").read_text())}
     assert len(ZOO_MODELS) == 28 and sorted(records) == ZOO_MODELS

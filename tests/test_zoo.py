@@ -21,8 +21,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from infodiv.zoo.configs import ModelSpec, zoo_grid  # noqa: E402
-from infodiv.zoo.train import TrainConfig, batch_order, lr_at  # noqa: E402
+from infodiv.experiments.configs import ModelSpec, zoo_grid  # noqa: E402
+from infodiv.experiments.train import TrainConfig, batch_order, lr_at  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(width=32, heads=2, mlp=64, max_len=48)
@@ -31,8 +31,8 @@ CFG = TrainConfig(steps=200, batch_size=16, lr=3e-3, warmup=10, checkpoint_every
 
 @pytest.fixture(scope="module")
 def zoo_data(shared_data_dir):
-    from infodiv.zoo.data import subset, zoo_tasks
-    from infodiv.zoo.tokenizer import train_tokenizer
+    from infodiv.experiments.data import subset, zoo_tasks
+    from infodiv.experiments.tokenizer import train_tokenizer
 
     train, held = zoo_tasks(shared_data_dir)
     train = subset(train, range(0, 5600, 7))            # 800 training rows
@@ -42,7 +42,7 @@ def zoo_data(shared_data_dir):
 
 @pytest.fixture(scope="module")
 def trained(zoo_data, tmp_path_factory):
-    from infodiv.zoo.train import train_model
+    from infodiv.experiments.train import train_model
 
     tok, train, held = zoo_data
     root = tmp_path_factory.mktemp("zoo")
@@ -55,7 +55,7 @@ def trained(zoo_data, tmp_path_factory):
 
 
 def test_split_rows_and_option_tokens(zoo_data, shared_data_dir):
-    from infodiv.zoo.data import option_tokens, zoo_tasks
+    from infodiv.experiments.data import option_tokens, zoo_tasks
 
     train, held = zoo_tasks(shared_data_dir)
     assert (len(train), len(held)) == (5600, 2000)
@@ -112,8 +112,8 @@ def test_checkpoints_load_and_extract_exactly(trained, zoo_data):
 
 
 def test_killed_run_resumes_to_same_weights(zoo_data, tmp_path):
-    from infodiv.zoo.data import subset
-    from infodiv.zoo.train import train_model
+    from infodiv.experiments.data import subset
+    from infodiv.experiments.train import train_model
 
     tok, train, _ = zoo_data
     train = subset(train, range(200))
@@ -124,9 +124,9 @@ def test_killed_run_resumes_to_same_weights(zoo_data, tmp_path):
     killed = tmp_path / "killed"
     script = (
         "import sys; from transformers import PreTrainedTokenizerFast\n"
-        "from infodiv.zoo.data import subset, zoo_tasks\n"
-        "from infodiv.zoo.configs import ModelSpec\n"
-        "from infodiv.zoo.train import TrainConfig, train_model\n"
+        "from infodiv.experiments.data import subset, zoo_tasks\n"
+        "from infodiv.experiments.configs import ModelSpec\n"
+        "from infodiv.experiments.train import TrainConfig, train_model\n"
         f"tok = PreTrainedTokenizerFast.from_pretrained({str(tok_dir)!r})\n"
         f"train, _ = zoo_tasks({str(train.meta['source_files'][0].rsplit('/', 2)[0])!r})\n"
         f"train = subset(subset(train, range(0, 5600, 7)), range(200))\n"
@@ -184,9 +184,9 @@ def test_cli_rejects_changed_settings(tmp_path, capsys, shared_data_dir):
 
 
 def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
-    from infodiv.zoo.data import subset, zoo_tasks
-    from infodiv.zoo.report import report_zoo
-    from infodiv.zoo.summary import table1
+    from infodiv.experiments.data import subset, zoo_tasks
+    from infodiv.experiments.report import report_zoo
+    from infodiv.experiments.summary import table1
 
     held = subset(zoo_tasks(shared_data_dir)[1], range(400))   # Gaussian terms need n >> dims
     root = next(iter(trained.values()))[2].parents[2]
@@ -238,7 +238,7 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     deep = by_name["llama-d32-L2-s0"]["logit_lens"]
     assert deep["k"] == [1, 2, 3, 4, 5] and deep["accuracy"][-1] == pytest.approx(
         by_name["llama-d32-L2-s0"]["accuracy"])
-    from infodiv.zoo.summary import prefix_vs_depth
+    from infodiv.experiments.summary import prefix_vs_depth
 
     pv = prefix_vs_depth(doc)
     assert [(p["after_block"], p["n_depth_models"]) for p in pv] == [(1, 1), (2, 1)]
@@ -250,7 +250,7 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     by = {(r["shared"], r["depth"]): r for r in doc}
     assert t1[1]["accuracy"]["mean"] == pytest.approx(
         by[True, 1]["accuracy"] - by[False, 1]["accuracy"])
-    # seed-and-example intervals (infodiv.zoo.across) on resamples shared by every model
+    # seed-and-example intervals (infodiv.experiments.across) on resamples shared by every model
     across = json.loads((tmp_path / "across.json").read_text())
     assert across["n_resamples"] == 20 and len(across["by_depth"]) == 3
     for row in across["by_depth"]:
@@ -297,8 +297,8 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     # report (now with the sha256 fingerprint, on runs stored under the legacy one) recomputes
     # nothing: no extraction, no headline / probe / replicate figures
     import extraction.forward as ex
-    import infodiv.zoo.intervals as intervals
-    import infodiv.zoo.report as zreport
+    import infodiv.experiments.intervals as intervals
+    import infodiv.experiments.report as zreport
 
     def refuse(*a, **k):
         raise AssertionError("recomputed on the second report")

@@ -1,5 +1,5 @@
 """A zoo curves entry is reused only when every claim verdict in it was judged on the matched
-case its claim declares now (infodiv.zoo.analyses.cases_current): a claim whose surrogate
+case its claim declares now (infodiv.experiments.analyses.cases_current): a claim whose surrogate
 changed makes the committed entry stale."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 def test_an_entry_judged_on_another_matched_case_is_stale():
     from infodiv.claims import CLAIMS
-    from infodiv.zoo.analyses import cases_current
+    from infodiv.experiments.analyses import cases_current
 
     names = ["redundancy_cost", "premise", "diminishing_returns"]
     entry = {"verdicts": {n: {"matched_case": CLAIMS[n].matched_case} for n in names}}

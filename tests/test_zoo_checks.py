@@ -1,5 +1,5 @@
 """The zoo's settings records check their integer fields where they declare them
-(:mod:`infodiv.zoo.checks`); ``infodiv zoo`` builds its ``--task hops`` and ``depth-report``
+(:mod:`infodiv.experiments.checks`); ``infodiv zoo`` builds its ``--task hops`` and ``depth-report``
 options from those records and refuses negative counts when it parses them, as ``infodiv
 validate`` refuses too few samples or seeds."""
 
@@ -12,9 +12,9 @@ import pytest
 
 from infodiv.cli import build_parser, main
 from infodiv.commands.zoo import DEPTH_OPTIONS, HOPS_OPTIONS, _fields
-from infodiv.zoo.configs import ModelSpec
-from infodiv.zoo.depth_analysis import DepthSettings
-from infodiv.zoo.hops import HopsTask
+from infodiv.experiments.configs import ModelSpec
+from infodiv.experiments.depth_analysis import DepthSettings
+from infodiv.experiments.hops import HopsTask
 
 #: every integer field of each record and its lowest value, written out here (not read back
 #: from the records' declarations)

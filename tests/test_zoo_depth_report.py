@@ -26,10 +26,10 @@ NAMES = ("llama-d16-L1-s0", "llama-d16-L2-s0", "llama-d16-L1-share2-s0")
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
     torch = pytest.importorskip("torch")
-    from infodiv.zoo.configs import ModelSpec
-    from infodiv.zoo.depth import train_depth
-    from infodiv.zoo.hops import HopsTask, prompt_len
-    from infodiv.zoo.train import TrainConfig
+    from infodiv.experiments.configs import ModelSpec
+    from infodiv.experiments.depth import train_depth
+    from infodiv.experiments.hops import HopsTask, prompt_len
+    from infodiv.experiments.train import TrainConfig
 
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("depth") / "k2"
@@ -52,7 +52,7 @@ def report(grid):
 
 def test_summary_records_carry_the_grid_and_the_verdicts(grid, report):
     from extraction import Contributions
-    from infodiv.zoo.depth_analysis import CLAIM_NAMES, REPORT_CLAIMS
+    from infodiv.experiments.depth_analysis import CLAIM_NAMES, REPORT_CLAIMS
 
     out, summary = report
     recs = {r["model"]: r for r in summary["records"]}
@@ -155,9 +155,9 @@ def test_rerun_reuses_finished_analyses_and_lists_training(grid, report, capsys)
 
 
 def test_bad_input_one_line(tmp_path, capsys, grid):
-    from infodiv.zoo.depth import prepare_depth_root
-    from infodiv.zoo.hops import HopsTask
-    from infodiv.zoo.train import TrainConfig
+    from infodiv.experiments.depth import prepare_depth_root
+    from infodiv.experiments.hops import HopsTask
+    from infodiv.experiments.train import TrainConfig
 
     cmd = ["zoo", "depth-report"]
     one_line_error(capsys, [*cmd, str(tmp_path / "nope"), *SIZES], "no such folder")
@@ -178,7 +178,7 @@ def test_bad_input_one_line(tmp_path, capsys, grid):
 
 
 def test_growth_laws_across_depth_with_replicates():
-    from infodiv.zoo.depth_across import growth
+    from infodiv.experiments.depth_across import growth
 
     rng = np.random.default_rng(0)
     depths, seeds, b = (1, 2, 3, 4, 6, 8), (0, 1, 2), 40
@@ -236,8 +236,8 @@ def _synthetic(depth_acc, seeds=(0, 1, 2), b=40, shared_acc=None):
 
 
 def test_table1_gap_regression_and_reading_from_synthetic_grid():
-    from infodiv.zoo.depth_across import by_depth, growth, table1
-    from infodiv.zoo.depth_reading import reading
+    from infodiv.experiments.depth_across import by_depth, growth, table1
+    from infodiv.experiments.depth_reading import reading
 
     depth_acc = {1: 0.30, 2: 0.55, 3: 0.75, 4: 0.85, 6: 0.91, 8: 0.93}
     records, points, reps = _synthetic(depth_acc, shared_acc={2: 0.70, 4: 0.88})
@@ -286,8 +286,8 @@ def test_table1_gap_regression_and_reading_from_synthetic_grid():
 
 
 def test_verdict_counts_and_reading_of_a_finding_without_power():
-    from infodiv.zoo.depth_across import verdict_counts
-    from infodiv.zoo.depth_reading import _holds
+    from infodiv.experiments.depth_across import verdict_counts
+    from infodiv.experiments.depth_reading import _holds
 
     def verdict(detected, calibrated, power):
         return {"detected": detected, "calibrated": calibrated,
@@ -309,8 +309,8 @@ def test_verdict_counts_and_reading_of_a_finding_without_power():
 def test_a_finding_at_chance_is_counted_apart():
     """A model whose accuracy's Wilson interval reaches the majority rate does not solve the
     task: its detections are listed apart, not counted as findings."""
-    from infodiv.zoo.depth_across import verdict_counts
-    from infodiv.zoo.depth_reading import _holds
+    from infodiv.experiments.depth_across import verdict_counts
+    from infodiv.experiments.depth_reading import _holds
 
     v = {"detected": True, "calibrated": True, "finding": True, "no_test": False,
          "power": {"rate": 1.0, "ci": [0.8, 1.0]}, "false_positive": {"rate": 0.0, "ci": [0, 0.2]}}
@@ -337,7 +337,7 @@ def test_gap_regression_interval_resamples_the_pairs():
     """With no example noise at all, an interval over example resamples alone would collapse
     onto the point estimate; the pairs are the units the regression generalises over, so the
     interval must have the width the scatter of the pairs gives (and contain the estimate)."""
-    from infodiv.zoo.across import gap_regression
+    from infodiv.experiments.across import gap_regression
 
     depth_acc = {1: 0.30, 2: 0.55, 3: 0.75, 4: 0.85, 6: 0.91, 8: 0.93}
     records, points, reps = _synthetic(depth_acc, shared_acc={2: 0.70, 4: 0.88})
@@ -359,7 +359,7 @@ def test_a_stale_report_claim_is_recomputed_alone(grid, report, capsys):
     but the report claims', which are recomputed (and Theorem 8's I(U;Y) is then the fit of
     the model's information terms: one value on the page)."""
     from infodiv.cli import main
-    from infodiv.zoo.depth_analysis import REPORT_VERSION
+    from infodiv.experiments.depth_analysis import REPORT_VERSION
 
     out, _ = report
     path = grid / "analysis" / f"{NAMES[1]}.json"
@@ -399,7 +399,7 @@ def test_records_say_where_the_training_loss_ended(grid, report):
 
 
 def test_training_outcome_marks_the_chance_plateau():
-    from infodiv.zoo.depth_report import training_outcome
+    from infodiv.experiments.depth_report import training_outcome
 
     ln4 = np.log(4)
     stuck = training_outcome({"losses": [3.0] * 990 + [ln4] * 10, "option_ids": [1, 2, 3, 4]})
@@ -417,7 +417,7 @@ def test_training_outcome_marks_the_chance_plateau():
 
 
 def test_answer_separates_models_that_never_learned_from_those_at_chance_held_out():
-    from infodiv.zoo.depth_answer import _training
+    from infodiv.experiments.depth_answer import _training
 
     def rec(depth, seed, shared, final, at_chance, hops=1):
         return {"hops": hops, "depth": depth, "seed": seed, "shared": shared,
@@ -451,8 +451,8 @@ def test_gap_regression_is_also_given_over_pairs_that_both_solve_the_task():
     """A twin at chance differs from its partner in accuracy and diversity because it learned
     nothing; the regression over pairs whose two models solve the task leaves those pairs out
     (recomputed here from the points)."""
-    from infodiv.zoo.depth_across import table1
-    from infodiv.zoo.depth_reading import reading
+    from infodiv.experiments.depth_across import table1
+    from infodiv.experiments.depth_reading import reading
 
     records, points, reps = _synthetic({2: 0.9, 4: 0.95, 8: 0.97}, shared_acc={2: 0.9, 4: 0.9})
     rng = np.random.default_rng(7)
@@ -488,7 +488,7 @@ def test_gap_regression_is_also_given_over_pairs_that_both_solve_the_task():
     assert (f"(sq_diversity, 9 pairs whose two models both solve the task)? Correlation r = "
             f"{solving['r']:.2f}") in text
     assert f"(sq_diversity, 12 shared/unshared pairs)? Correlation r = {every['r']:.2f}" in text
-    from infodiv.zoo.depth_answer import _sharing
+    from infodiv.experiments.depth_answer import _sharing
 
     line = _sharing({"table1": t1}, "2")
     assert (f"Over the 9 pairs whose two models both solve the task, r = {solving['r']:.2f} "

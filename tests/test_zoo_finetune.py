@@ -14,14 +14,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from infodiv.zoo.configs import ModelSpec  # noqa: E402
-from infodiv.zoo.train import TrainConfig  # noqa: E402
+from infodiv.experiments.configs import ModelSpec  # noqa: E402
+from infodiv.experiments.train import TrainConfig  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def small_task(shared_data_dir):
-    from infodiv.zoo.data import subset, zoo_tasks
-    from infodiv.zoo.tokenizer import train_tokenizer
+    from infodiv.experiments.data import subset, zoo_tasks
+    from infodiv.experiments.tokenizer import train_tokenizer
 
     train, held = zoo_tasks(shared_data_dir)
     train = subset(train, range(0, 5600, 14))            # 400 rows
@@ -32,8 +32,8 @@ def test_finetune_top_block_only(small_task, tmp_path):
     from safetensors.torch import load_file
 
     from extraction import extract, load_model
-    from infodiv.zoo.configs import build_model, save_model
-    from infodiv.zoo.finetune import finetune
+    from infodiv.experiments.configs import build_model, save_model
+    from infodiv.experiments.finetune import finetune
 
     tok, train, held = small_task
     base = tmp_path / "base"
@@ -62,7 +62,7 @@ def test_finetune_top_block_only(small_task, tmp_path):
     assert run.meta["exactness_ok"]
     acc = float((run.logits.argmax(1) == held.labels).mean())
     assert acc == pytest.approx(rec["heldout"]["accuracy"], abs=1e-12)
-    from infodiv.zoo.finetune import finetune_name
+    from infodiv.experiments.finetune import finetune_name
 
     assert rec["model"] == finetune_name(base, 1, 0) == "base-ft-top1-s0"
     assert finetune_name(tmp_path / "zoo-L2" / "model", None, 2) == "zoo-L2-ft-s2"
@@ -75,8 +75,8 @@ def test_finetune_top_block_only(small_task, tmp_path):
 @pytest.mark.skipif(os.environ.get("INFODIV_TEST_SMOLLM2") != "1",
                     reason="opt-in: INFODIV_TEST_SMOLLM2=1 (loads SmolLM2-135M, minutes on CPU)")
 def test_smollm2_finetune_steps(small_task, tmp_path, smollm2_available):
-    from infodiv.zoo.data import option_tokens, subset
-    from infodiv.zoo.finetune import finetune
+    from infodiv.experiments.data import option_tokens, subset
+    from infodiv.experiments.finetune import finetune
 
     _, train, held = small_task
     cfg = TrainConfig(steps=3, batch_size=4, lr=1e-4, warmup=1, checkpoint_every=3)

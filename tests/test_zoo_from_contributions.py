@@ -85,7 +85,7 @@ def zoo(tmp_path_factory):
 
 
 def test_rows_carry_the_claims_verdict_records(zoo):
-    from infodiv.zoo.analyses import REPORT_CLAIMS, ZOO_CLAIMS
+    from infodiv.experiments.analyses import REPORT_CLAIMS, ZOO_CLAIMS
 
     out, rows = zoo
     doc = json.loads((out / "summary.json").read_text())

@@ -15,13 +15,19 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from infodiv.zoo.hops import OPTIONS, HopsTask, heldout_examples, prompt_len, train_batch_examples
+from infodiv.experiments.hops import (
+    OPTIONS,
+    HopsTask,
+    heldout_examples,
+    prompt_len,
+    train_batch_examples,
+)
 
 SMALL = HopsTask(hops=3, min_hops=1, symbols=24, n_heldout=200, heldout_seed=7)
 
 
 def chase(pairs, start, limit=100):
-    """End of the chain from ``start``, written independently of infodiv.zoo.hops.follow."""
+    """End of the chain from ``start``, written independently of infodiv.experiments.hops.follow."""
     cur = start
     for _ in range(limit):
         nxt = [b for a, b in pairs if a == cur]
@@ -89,7 +95,7 @@ def test_training_stream_answers_mixture_and_determinism():
 
 
 def test_stream_targets_are_the_answers():
-    from infodiv.zoo.hops import HopsStream, hops_tokenizer
+    from infodiv.experiments.hops import HopsStream, hops_tokenizer
 
     tok = hops_tokenizer(SMALL.symbols)
     stream = HopsStream(SMALL, tok)
@@ -117,7 +123,7 @@ def test_heldout_never_in_training_stream():
     seen = {e.key for s in range(50) for e in train_batch_examples(tiny, 0, s, 8, held)}
     assert not seen & held and len(seen) > 50
     # the grid's setting, through the stream the trainer uses
-    from infodiv.zoo.hops import HopsStream, hops_tokenizer
+    from infodiv.experiments.hops import HopsStream, hops_tokenizer
 
     task = HopsTask(hops=4, symbols=64, n_heldout=2000)
     heldout = heldout_examples(task)
@@ -130,7 +136,7 @@ def test_heldout_never_in_training_stream():
 
 def test_task_file_round_trip_and_encoding(tmp_path):
     from extraction.prompts import encode_task
-    from infodiv.zoo.hops import (
+    from infodiv.experiments.hops import (
         HopsStream,
         hops_tokenizer,
         read_task_file,
@@ -170,9 +176,9 @@ def test_train_resume_and_cli(tmp_path, capsys):
     torch = pytest.importorskip("torch")
     from safetensors.torch import load_file
 
-    from infodiv.zoo.configs import ModelSpec
-    from infodiv.zoo.depth import train_depth
-    from infodiv.zoo.train import TrainConfig, train_model
+    from infodiv.experiments.configs import ModelSpec
+    from infodiv.experiments.depth import train_depth
+    from infodiv.experiments.train import TrainConfig, train_model
 
     task = HopsTask(hops=2, symbols=16, n_heldout=40)
     spec = ModelSpec(2, width=16, heads=2, mlp=32, max_len=prompt_len(2, task.queries))
@@ -184,7 +190,7 @@ def test_train_resume_and_cli(tmp_path, capsys):
     assert part[0]["heldout"]["n"] == 40 and part[0]["n_train"] == 8
     assert part[0]["losses"][0] > 0 and len(part[0]["losses"]) == 2
 
-    from infodiv.zoo.depth import prepare_depth_root
+    from infodiv.experiments.depth import prepare_depth_root
     tok, stream, held = prepare_depth_root(tmp_path / "b", task, cfg)
     run = tmp_path / "b" / "models" / spec.name
     first = train_model(spec, tok, stream, run, cfg, heldout_task=held, progress=False,
@@ -216,8 +222,8 @@ def test_train_resume_and_cli(tmp_path, capsys):
 
 def test_init_std_reaches_the_config_and_keeps_old_fingerprints():
     pytest.importorskip("torch")
-    from infodiv.zoo.configs import ModelSpec, _config
-    from infodiv.zoo.hops import hops_tokenizer
+    from infodiv.experiments.configs import ModelSpec, _config
+    from infodiv.experiments.hops import hops_tokenizer
 
     old = ModelSpec(2, width=16, heads=2, mlp=32)
     assert "init_std" not in old.to_dict()           # AG News zoo fingerprints unchanged
@@ -231,8 +237,8 @@ def test_init_std_reaches_the_config_and_keeps_old_fingerprints():
 
 
 def test_depth_root_held_out_file_is_checked(tmp_path):
-    from infodiv.zoo.depth import prepare_depth_root
-    from infodiv.zoo.train import TrainConfig
+    from infodiv.experiments.depth import prepare_depth_root
+    from infodiv.experiments.train import TrainConfig
 
     task = HopsTask(hops=2, symbols=16, n_heldout=12)
     cfg = TrainConfig(steps=2, batch_size=4, warmup=1)

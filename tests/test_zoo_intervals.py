@@ -1,4 +1,4 @@
-"""Valid information replicates of the zoo (infodiv.zoo.intervals): the usable decomposition
+"""Valid information replicates of the zoo (infodiv.experiments.intervals): the usable decomposition
 fitted once, its per-example terms averaged over the shared resamples, centred on the point."""
 
 import json
@@ -6,14 +6,14 @@ import json
 import numpy as np
 import pytest
 
-from infodiv.inference.synthetic import dependent_ensemble
-from infodiv.zoo.intervals import (
+from infodiv.experiments.intervals import (
     INFORMATION,
     centre_replicates,
     information_points,
     information_replicates,
     shared_indices,
 )
+from infodiv.inference.synthetic import dependent_ensemble
 
 
 def test_information_replicates_are_the_paired_bootstrap_of_the_usable_terms():
@@ -49,7 +49,12 @@ def test_information_replicates_are_the_paired_bootstrap_of_the_usable_terms():
 
 
 def test_curves_per_objective_sizes_merge_and_resume(tmp_path):
-    from infodiv.zoo.analyses import curve_summary, curves_settings, reduce_curves, run_analyses
+    from infodiv.experiments.analyses import (
+        curve_summary,
+        curves_settings,
+        reduce_curves,
+        run_analyses,
+    )
 
     run_dir = dependent_ensemble(240, 4, n_options=2, signal=0.6).save(tmp_path / "run")
     settings = curves_settings(20, 0, secondary=(0, 0), objectives=("accuracy", "mi_gaussian"))
@@ -94,7 +99,7 @@ def test_curves_per_objective_sizes_merge_and_resume(tmp_path):
 
 
 def test_growth_laws_with_an_extra_depth_some_seeds_lack():
-    from infodiv.zoo.across import growth_across_depth
+    from infodiv.experiments.across import growth_across_depth
 
     records, points = [], {}
     for depth, seeds in ((1, (0, 1)), (2, (0, 1)), (4, (0, 1)), (8, (0, 1)), (12, (0,))):
@@ -110,7 +115,7 @@ def test_growth_laws_with_an_extra_depth_some_seeds_lack():
 
 
 def test_resample_interval_centres_and_keeps_the_raw_one():
-    from infodiv.zoo.intervals import resample_interval
+    from infodiv.experiments.intervals import resample_interval
 
     reps = np.linspace(0.9, 1.1, 41)          # raw resamples lean 0.2 below a point of 1.2
     iv = resample_interval(1.2, reps)
@@ -124,7 +129,7 @@ def test_resample_interval_centres_and_keeps_the_raw_one():
 
 
 def test_stale_replicate_cache_is_recomputed(tmp_path):
-    from infodiv.zoo.intervals import REPLICATES_VERSION, cached_replicates
+    from infodiv.experiments.intervals import REPLICATES_VERSION, cached_replicates
 
     run = dependent_ensemble(120, 3, n_options=2, signal=0.5)
     idx = shared_indices(run.labels, 20)
@@ -172,7 +177,7 @@ def test_committed_zoo_intervals_bracket_their_points():
 
 
 def test_decompose_of_another_inference_size_is_not_reused(tmp_path):
-    from infodiv.zoo.analyses import _decompose_resamples, _decompose_size
+    from infodiv.experiments.analyses import _decompose_resamples, _decompose_size
 
     path = tmp_path / "decompositions.json"
     path.write_text(json.dumps({"information_inference": {"settings": {"n_resamples": 20}}}))
@@ -185,7 +190,7 @@ def test_decompose_of_another_inference_size_is_not_reused(tmp_path):
 def test_a_stored_entry_of_another_schema_is_recomputed_not_patched(tmp_path):
     """A stored curves entry without verdict records (written by an older schema) is stale:
     the rerun recomputes it whole, with the records a fresh run writes."""
-    from infodiv.zoo.analyses import curves_settings, run_analyses
+    from infodiv.experiments.analyses import curves_settings, run_analyses
 
     run_dir = dependent_ensemble(240, 4, n_options=2, signal=0.6).save(tmp_path / "run")
     settings = curves_settings(20, 2, secondary=(0, 0), objectives=("accuracy",))

@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from infodiv.zoo.configs import ModelSpec  # noqa: E402
-from infodiv.zoo.train import TrainConfig  # noqa: E402
+from infodiv.experiments.configs import ModelSpec  # noqa: E402
+from infodiv.experiments.train import TrainConfig  # noqa: E402
 
 SPEC = ModelSpec(3, width=32, heads=2, mlp=64, max_len=40)
 CFG = TrainConfig(steps=30, batch_size=8, lr=3e-3, warmup=3, checkpoint_every=10)
@@ -17,9 +17,9 @@ CFG = TrainConfig(steps=30, batch_size=8, lr=3e-3, warmup=3, checkpoint_every=10
 
 @pytest.fixture(scope="module")
 def prefix_data(shared_data_dir):
-    from infodiv.zoo.data import subset, zoo_tasks
-    from infodiv.zoo.tokenizer import train_tokenizer
-    from infodiv.zoo.train import encode
+    from infodiv.experiments.data import subset, zoo_tasks
+    from infodiv.experiments.tokenizer import train_tokenizer
+    from infodiv.experiments.train import encode
 
     train, _ = zoo_tasks(shared_data_dir)
     train = subset(train, range(0, 5600, 28))            # 200 rows
@@ -29,8 +29,8 @@ def prefix_data(shared_data_dir):
 
 
 def _model(tok, train_top):
-    from infodiv.zoo.configs import build_model
-    from infodiv.zoo.finetune import freeze_below
+    from infodiv.experiments.configs import build_model
+    from infodiv.experiments.finetune import freeze_below
 
     model = build_model(SPEC, tok)
     freeze_below(model, train_top)
@@ -38,8 +38,8 @@ def _model(tok, train_top):
 
 
 def test_top_forward_matches_full_forward(prefix_data):
-    from infodiv.zoo.prefix import block_window, prefix_states, top_forward
-    from infodiv.zoo.train import _forward_last
+    from infodiv.experiments.prefix import block_window, prefix_states, top_forward
+    from infodiv.experiments.train import _forward_last
 
     tok, seqs, _ = prefix_data
     model = _model(tok, 2).eval()
@@ -60,8 +60,8 @@ def test_top_forward_matches_full_forward(prefix_data):
 
 
 def test_cached_training_equals_uncached(prefix_data, tmp_path):
-    from infodiv.zoo.prefix import PrefixCache, top_forward
-    from infodiv.zoo.train import fit
+    from infodiv.experiments.prefix import PrefixCache, top_forward
+    from infodiv.experiments.train import fit
 
     tok, seqs, targets = prefix_data
     pad = tok.pad_token_id
@@ -94,7 +94,7 @@ def test_cached_training_equals_uncached(prefix_data, tmp_path):
 
 
 def test_prefix_cache_resumes_and_refuses_other_weights(prefix_data, tmp_path):
-    from infodiv.zoo.prefix import PrefixCache
+    from infodiv.experiments.prefix import PrefixCache
 
     tok, seqs, _ = prefix_data
     model = _model(tok, 1)
@@ -113,8 +113,8 @@ def test_prefix_cache_resumes_and_refuses_other_weights(prefix_data, tmp_path):
 
 
 def test_visited_examples_are_exactly_the_scheduled_batches():
-    from infodiv.zoo.finetune import visited_examples
-    from infodiv.zoo.train import batch_order
+    from infodiv.experiments.finetune import visited_examples
+    from infodiv.experiments.train import batch_order
 
     cfg = TrainConfig(steps=7, batch_size=8, warmup=1)
     seen = visited_examples(200, cfg, seed=3)

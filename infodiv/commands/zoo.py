@@ -6,26 +6,26 @@ twins at ``--shared-depths`` (each block executed twice in a row), for every see
 ``--seeds``, then the optional ``--extra-depths``; all with the same steps and schedule. Rerunning
 the same command continues where it stopped (finished models are skipped, an interrupted one
 resumes from its last checkpoint) and says so. Bad settings: one line, exit 2. With
-``--task hops --hops K`` the grid trains on K-hop pointer chasing (:mod:`infodiv.zoo.hops`)
+``--task hops --hops K`` the grid trains on K-hop pointer chasing (:mod:`infodiv.experiments.hops`)
 instead of AG News: every model on its own seeded generated stream (chain lengths uniform on
 ``[--min-hops, K]``, ``--queries`` answered questions per sequence), scored on
 ``--n-heldout`` held-out K-hop examples that ``<root>/heldout.jsonl`` holds as a task file
-(see :mod:`infodiv.zoo.depth`).
+(see :mod:`infodiv.experiments.depth`).
 
 ``infodiv zoo finetune`` fine-tunes a pretrained model (default the SmolLM2-135M-Instruct alias)
 on the same rows into ``<root>/finetune/<name>`` (resumable); with ``--train-top K`` the frozen
 bottom's output on the visited training prompts is computed once and cached (exact; see
-:mod:`infodiv.zoo.prefix`). ``infodiv zoo report`` extracts every finished checkpoint on the
+:mod:`infodiv.experiments.prefix`). ``infodiv zoo report`` extracts every finished checkpoint on the
 2000 held-out rows into ``<out>/contributions/<model>``, runs the toolkit's analyses (the curve
 inference at ``--curves-inference`` resamples/permutations) and writes ``<out>/summary.json``,
 the across-depth summary with intervals over seeds and examples (``--resamples``) and Table 1.
 With ``--from-contributions`` it needs no checkpoint: the models are the records of
-``<out>/summary.json`` and their committed contributions (:mod:`infodiv.zoo.sources`), and every
-per-model analysis is cached, so a rerun resumes model by model (``--only`` for one model).
+``<out>/summary.json`` and their committed contributions (:mod:`infodiv.experiments.sources`), and
+every per-model analysis is cached, so a rerun resumes model by model (``--only`` for one model).
 
 ``infodiv zoo depth-report ROOT [ROOT ...]`` analyses every finished model of pointer-chasing
-depth roots (:mod:`infodiv.zoo.depth_report`): exact extraction on each root's held-out file,
-accuracy, usable information, the claims' verdicts through the inference engine with their
+depth roots (:mod:`infodiv.experiments.depth_report`): exact extraction on each root's held-out
+file, accuracy, usable information, the claims' verdicts through the inference engine with their
 power, per model cached in ``<root>/analysis/`` (a rerun reuses them and says so); then
 ``--out`` (default ``docs/results/depth``) gets ``summary.json``, ``README.md`` and figures.
 """
@@ -37,8 +37,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-#: ``--task hops`` options: the :class:`~infodiv.zoo.hops.HopsTask` field each one sets, with
-#: its help (:func:`_add_fields`)
+#: ``--task hops`` options: the :class:`~infodiv.experiments.hops.HopsTask` field each one sets,
+#: with its help (:func:`_add_fields`)
 HOPS_OPTIONS = {
     "hops": "with --task hops: K (held-out hops)",
     "min_hops": "with --task hops: fewest hops of a training example (uniform mixture on "
@@ -51,8 +51,8 @@ HOPS_OPTIONS = {
     "n_heldout": "with --task hops: held-out examples",
     "heldout_seed": "with --task hops: seed of the held-out draw",
 }
-#: ``zoo depth-report`` options: the :class:`~infodiv.zoo.depth_analysis.DepthSettings` field
-#: each one sets, with its help
+#: ``zoo depth-report`` options: the :class:`~infodiv.experiments.depth_analysis.DepthSettings`
+#: field each one sets, with its help
 DEPTH_OPTIONS = {
     "n_bootstrap": "B example resamples of the claims (everything refitted)",
     "n_permutations": "K label permutations of the claims' null (>= 39)",
@@ -101,7 +101,7 @@ def _add_count(p, flag: str, default: int, text: str) -> None:
 
 
 def _add_schedule(p, *, steps, batch_size, lr, warmup, checkpoint_every) -> None:
-    """The training loop's options (:class:`infodiv.zoo.train.TrainConfig`) with the
+    """The training loop's options (:class:`infodiv.experiments.train.TrainConfig`) with the
     subcommand's defaults, and ``--threads``."""
     p.add_argument("--steps", type=int, default=steps)
     p.add_argument("--batch-size", type=int, default=batch_size)
@@ -112,8 +112,9 @@ def _add_schedule(p, *, steps, batch_size, lr, warmup, checkpoint_every) -> None
 
 
 def _schedule(args, **extra):
-    """The :class:`~infodiv.zoo.train.TrainConfig` of the options of :func:`_add_schedule`."""
-    from infodiv.zoo.train import TrainConfig
+    """The :class:`~infodiv.experiments.train.TrainConfig` of the options of
+    :func:`_add_schedule`."""
+    from infodiv.experiments.train import TrainConfig
 
     return TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                        warmup=args.warmup, checkpoint_every=args.checkpoint_every,
@@ -121,7 +122,7 @@ def _schedule(args, **extra):
 
 
 def _configure_train(p) -> None:
-    from infodiv.zoo.hops import HopsTask
+    from infodiv.experiments.hops import HopsTask
 
     p.add_argument("--root", type=Path, default=Path("runs/zoo"), help="zoo folder")
     p.add_argument("--depths", type=int, nargs="*", default=[1, 2, 4, 8])
@@ -170,7 +171,7 @@ def _configure_finetune(p) -> None:
 
 
 def _add_curve_sizes(p) -> None:
-    """The paired sizes of the curve inference per objective (:func:`infodiv.zoo.analyses.
+    """The paired sizes of the curve inference per objective (:func:`infodiv.experiments.analyses.
     curves_settings`): example resamples B = label permutations K, and power surrogates per
     kind; the first (accuracy) objective's as two counts, the others' (mi_readout) as one
     ``B POWER`` pair."""
@@ -234,7 +235,7 @@ def _configure_report(p) -> None:
 
 
 def _configure_depth_report(p) -> None:
-    from infodiv.zoo.depth_analysis import DepthSettings
+    from infodiv.experiments.depth_analysis import DepthSettings
 
     p.add_argument("roots", type=Path, nargs="+",
                    help="depth roots written by 'infodiv zoo train --task hops' "
@@ -266,11 +267,11 @@ def configure(parser) -> None:
 
 
 def _train(args) -> int:
-    from infodiv.zoo.configs import ModelSpec, zoo_grid
+    from infodiv.experiments.configs import ModelSpec, zoo_grid
 
     hops = None
     if args.task == "hops":
-        from infodiv.zoo.hops import HopsTask, train_len
+        from infodiv.experiments.hops import HopsTask, train_len
 
         hops = _fields(args, HopsTask, HOPS_OPTIONS)
     max_len = args.max_len or (64 if hops is None else train_len(hops))
@@ -281,13 +282,13 @@ def _train(args) -> int:
     specs += [ModelSpec(depth=d, seed=s, **common) for s in args.seeds for d in args.extra_depths]
     log = lambda m: print(m, flush=True)  # noqa: E731
     if hops is None:
-        from infodiv.zoo.runner import train_zoo
+        from infodiv.experiments.runner import train_zoo
 
         records = train_zoo(args.root, specs, cfg, vocab_size=args.vocab_size,
                             data_dir=args.data_dir, shard=args.shard, progress=not args.quiet,
                             device=args.device, log=log)
     else:
-        from infodiv.zoo.depth import train_depth
+        from infodiv.experiments.depth import train_depth
 
         records = train_depth(args.root, specs, cfg, hops, shard=args.shard,
                               progress=not args.quiet, device=args.device, log=log)
@@ -298,8 +299,8 @@ def _train(args) -> int:
 
 def _finetune(args) -> int:
     from infodiv.commands.preflight import check_model
-    from infodiv.zoo.data import zoo_tasks
-    from infodiv.zoo.finetune import finetune, finetune_name
+    from infodiv.experiments.data import zoo_tasks
+    from infodiv.experiments.finetune import finetune, finetune_name
 
     cfg = _schedule(args)
     check_model(args.model)   # an unknown model: one line, exit 2, before any work
@@ -317,7 +318,7 @@ def _finetune(args) -> int:
 
 
 def _report(args) -> int:
-    from infodiv.zoo.report import curves_settings, report_zoo
+    from infodiv.experiments.report import curves_settings, report_zoo
 
     records = report_zoo(args.root, args.out, data_dir=args.data_dir,
                          analyses=tuple(args.analyses),
@@ -343,8 +344,8 @@ def _report(args) -> int:
 
 
 def _depth_report(args) -> int:
-    from infodiv.zoo.depth_analysis import DepthSettings
-    from infodiv.zoo.depth_report import report_depth
+    from infodiv.experiments.depth_analysis import DepthSettings
+    from infodiv.experiments.depth_report import report_depth
 
     settings = _fields(args, DepthSettings, DEPTH_OPTIONS)
     planned = {"depths": tuple(args.depths), "shared_depths": tuple(args.shared_depths),

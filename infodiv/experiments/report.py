@@ -16,32 +16,33 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
 3. the valid information terms with their intervals, label-permutation nulls and D's
    null-corrected value (:func:`information_inference`, from
    :mod:`infodiv.inference.information_terms`);
-4. the figures of :mod:`infodiv.zoo.intervals` (probe lower bound on I(U;Y) with its
+4. the figures of :mod:`infodiv.experiments.intervals` (probe lower bound on I(U;Y) with its
    label-permutation null, truncated-model curves) on the full run and on stratified example
    resamples shared by every model (``<out>/<model>/zoo_figures.json``, ``replicates.npz``);
    the probe bound and the information terms are centred on their full-sample values
-   (:data:`infodiv.zoo.intervals.CENTRED`; the probe's raw resample mean and interval are in
+   (:data:`infodiv.experiments.intervals.CENTRED`; the probe's raw resample mean and interval are in
    the record's ``probe_interval``);
 5. the toolkit's per-run reports into ``<out>/<model>/``, when ``analyses`` asks for them:
    ``infodiv decompose`` (every variant, Eq. 14) and the curves report
    (:func:`infodiv.reports.curves.curves_report`) with the claims of
-   :data:`infodiv.zoo.analyses.ZOO_CLAIMS` through the inference engine
-   (:func:`infodiv.zoo.analyses.curves_settings`: accuracy at B = K = 200 example resamples /
-   label permutations with 20 power surrogates of each kind, usable information of the
+   :data:`infodiv.experiments.analyses.ZOO_CLAIMS` through the inference engine
+   (:func:`infodiv.experiments.analyses.curves_settings`: accuracy at B = K = 200 example resamples
+   / label permutations with 20 power surrogates of each kind, usable information of the
    calibrated summed readout (``mi_readout``) at B = K = 50 with 10 of each kind, Theorem 8's
    report on the first objective at B = K = 20, by default; the selection verdicts with their
-   power: :func:`infodiv.zoo.analyses.run_analyses`).
+   power: :func:`infodiv.experiments.analyses.run_analyses`).
    ``summary.json`` rows carry the held-out accuracy's Wilson interval (``accuracy_wilson95``)
    and the verdict records of the curves reports of the current settings (others are listed in
    ``across.json`` ``curves_stale``), ``across.json`` the verdict counts
-   (:func:`infodiv.zoo.analyses.verdict_overview`).
+   (:func:`infodiv.experiments.analyses.verdict_overview`).
 
 The models come from the checkpoints under ``root`` or, without them, from the committed
 contributions and the records of ``<out>/summary.json`` (``from_contributions``;
-:mod:`infodiv.zoo.sources`).
+:mod:`infodiv.experiments.sources`).
 
-:mod:`infodiv.zoo.summary` and :mod:`infodiv.zoo.across` then aggregate the records across
-depth and seeds (seed-and-example intervals, growth laws, Table 1, truncated vs trained depth).
+:mod:`infodiv.experiments.summary` and :mod:`infodiv.experiments.across` then aggregate the records
+across depth and seeds (seed-and-example intervals, growth laws, Table 1, truncated vs trained
+depth).
 """
 
 from __future__ import annotations
@@ -195,10 +196,10 @@ def _cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutation
 
 
 def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null: int = 5):
-    """Point figures of :func:`infodiv.zoo.intervals.model_figures`, the probe bound's
+    """Point figures of :func:`infodiv.experiments.intervals.model_figures`, the probe bound's
     label-permutation null (``probe_null`` permutations, 0 skips) and the replicates on the
     shared resamples ``indices`` (None skips), with the valid information replicates
-    (:func:`infodiv.zoo.intervals.information_replicates`; ``info_null`` 0 skips them), each
+    (:func:`infodiv.experiments.intervals.information_replicates`; ``info_null`` 0 skips them), each
     cached under ``path``."""
     from .intervals import cached_replicates, information_replicates, model_figures
     from .intervals import probe_null as null_of_probe
@@ -234,13 +235,13 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     Writes ``out/summary.json`` (one record per model: model, depth, shared, seed, params,
     n_members, accuracy, cross_entropy and the headline figures of :func:`headline`, plus the
     probe bound and its null) and the cross-depth tables and figures of
-    :func:`infodiv.zoo.summary.write_summary` with the seed-and-example intervals of
-    :mod:`infodiv.zoo.across`. ``heldout`` replaces the 2000 held-out rows (tests);
+    :func:`infodiv.experiments.summary.write_summary` with the seed-and-example intervals of
+    :mod:`infodiv.experiments.across`. ``heldout`` replaces the 2000 held-out rows (tests);
     ``n_bootstrap`` / ``n_permutations`` size :func:`information_inference` (both 0:
     skipped); ``n_resamples`` shared example resamples for every model (0 skips the
     intervals over examples); ``probe_null`` label permutations of the probe bound;
     ``info_null``: 0 skips the information replicates across depth (any other value computes
-    them: :func:`infodiv.zoo.intervals.information_replicates`);
+    them: :func:`infodiv.experiments.intervals.information_replicates`);
     ``curves``: :func:`curves_settings`. ``skip``: model-name substrings of finished
     checkpoints left out of this report (listed in ``across.json`` and ``summary.md``).
     ``only``: model-name substrings; the other models are skipped and no summary is written
@@ -251,8 +252,8 @@ def report_zoo(root, out, *, data_dir=None, heldout=None, analyses=("decompose",
     ``reduced_curves``: the curve objectives so reduced (None: all).
     ``from_contributions``: no checkpoints (``root`` unused): the models are the records of
     ``out/summary.json`` and their committed contributions ``out/contributions/<model>``
-    (:func:`infodiv.zoo.sources.from_contributions`, validated before any work); the held-out
-    rows are the contributions' own. A model's curves entry that is not of the requested
+    (:func:`infodiv.experiments.sources.from_contributions`, validated before any work); the
+    held-out rows are the contributions' own. A model's curves entry that is not of the requested
     settings (``analyses`` without ``curves``) is left out of its row and listed under
     ``curves_stale`` in ``across.json``.
     """

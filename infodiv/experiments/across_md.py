@@ -1,5 +1,5 @@
-"""Markdown and figure of the :mod:`infodiv.zoo.across` document (numbers rounded for reading;
-the full values are in ``across.json``)."""
+"""Markdown and figure of the :mod:`infodiv.experiments.across` document (numbers rounded for
+reading; the full values are in ``across.json``)."""
 
 from __future__ import annotations
 

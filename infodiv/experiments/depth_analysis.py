@@ -3,7 +3,7 @@
 For a finished model folder (``<root>/models/<name>/model``) and the root's held-out task
 (``heldout.jsonl`` + ``heldout.task.json``, read by the toolkit's task-file reader):
 
-1. exact extraction of the contributions (:func:`infodiv.zoo.report.extract_heldout`:
+1. exact extraction of the contributions (:func:`infodiv.experiments.report.extract_heldout`:
    :func:`extraction.extract`, prompts truncated as in training) into
    ``<dest>/contributions/<name>`` (resumable);
 2. held-out accuracy of the model's own option logits with its Wilson 95% interval, the
@@ -21,11 +21,12 @@ For a finished model folder (``<root>/models/<name>/model``) and the root's held
    :attr:`DepthSettings.n_power` surrogates of each kind; Theorem 8's bounds (a report, never a
    detection) in a second engine call without power (:data:`REPORT_CLAIMS`);
 5. replicates on the example resamples every model of the root shares
-   (:func:`infodiv.zoo.intervals.shared_indices`): accuracy, cross-entropy, both diversities and
-   the truncated-model curve recomputed on the resampled rows, and usable information as the
+   (:func:`infodiv.experiments.intervals.shared_indices`): accuracy, cross-entropy, both diversities
+   and the truncated-model curve recomputed on the resampled rows, and usable information as the
    resample mean of the cross-fitted per-example terms ``log2 q(y|u) − log2 p(y)`` (the folds'
    fits kept: the same spread as its own interval). Paired differences across models and
-   intervals over seeds and examples are formed from these (:mod:`infodiv.zoo.depth_across`).
+   intervals over seeds and examples are formed from these
+   (:mod:`infodiv.experiments.depth_across`).
 
 The result is one JSON per model, ``<dest>/<name>.json``, with the process CPU seconds of each
 stage; a rerun reuses it when the extraction (fingerprint), the settings and the resamples are

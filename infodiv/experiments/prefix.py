@@ -10,7 +10,7 @@ float reduction order: the cache is computed in other batches than training read
 then costs ``train_top`` blocks forward + backward instead of every block forward plus the top
 backward, and the one-off cache costs one frozen forward per training prompt.
 
-Padding: every batch is left-padded, as in :func:`infodiv.zoo.train.fit`; pad positions are
+Padding: every batch is left-padded, as in :func:`infodiv.experiments.train.fit`; pad positions are
 masked as keys, so real positions never see them, and the cache stores real positions only
 (pad inputs of the top are zeros). Position ids count from the first real token.
 
@@ -98,7 +98,8 @@ def prefix_states(model, seqs, start: int, pad_id: int, *, batch_size: int = 16)
 
 def top_forward(start: int):
     """A ``forward(model, states, pad_id) -> (hidden, None, mask)`` for
-    :func:`infodiv.zoo.train.fit`: blocks ``start ..`` and the final norm on cached states."""
+    :func:`infodiv.experiments.train.fit`: blocks ``start ..`` and the final norm on cached
+    states."""
 
     def forward(model, states, pad_id):
         x, mask, pos = _collate_states(states, model.get_input_embeddings().weight.device)

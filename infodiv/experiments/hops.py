@@ -231,7 +231,7 @@ def to_task(examples, task: HopsTask, *, name: str | None = None):
     :data:`OPTIONS`)."""
     from extraction import Task
 
-    meta = {"task": name or f"hops{task.hops}", "source": "infodiv.zoo.hops",
+    meta = {"task": name or f"hops{task.hops}", "source": "infodiv.experiments.hops",
             "hops_task": task.to_dict(), "n": len(examples), "shots": 0, "seed": None,
             "template": TEMPLATE, "options": list(OPTIONS)}
     return Task(name or f"hops{task.hops}", TEMPLATE, list(OPTIONS),

@@ -196,12 +196,12 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
 
     ``batches(step) -> (items, targets)`` replaces the epoch stream over ``(seqs, targets)``
     (then both may be None): a generated stream whose batch depends only on the step (and the
-    seed it was built with), e.g. :meth:`infodiv.zoo.hops.HopsStream.batch`.
+    seed it was built with), e.g. :meth:`infodiv.experiments.hops.HopsStream.batch`.
 
     ``forward(model, items, pad_id) -> (hidden after the final norm, ids, mask)`` replaces
     the full forward pass (default: token ids through the whole model); with
-    :func:`infodiv.zoo.prefix.top_forward` the items of ``seqs`` are cached frozen-prefix states
-    (``ids`` is then None, so ``lm_weight`` must be 0).
+    :func:`infodiv.experiments.prefix.top_forward` the items of ``seqs`` are cached frozen-prefix
+    states (``ids`` is then None, so ``lm_weight`` must be 0).
 
     Returns ``(step, losses, elapsed_s)``. The state holds the trainable parameters, the
     optimiser, the step, the loss log and the elapsed wall time; a state written with another
@@ -317,13 +317,13 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
 
     Parameters
     ----------
-    spec : infodiv.zoo.configs.ModelSpec
+    spec : infodiv.experiments.configs.ModelSpec
     tokenizer : transformers tokenizer (the zoo tokenizer)
     train_task : extraction.Task or stream
         Training rows, or a generated stream (an object with ``batch(step, batch_size, seed)
         -> (token id lists, answer token ids)``, ``option_ids`` and ``describe()``, e.g.
-        :class:`infodiv.zoo.hops.HopsStream`: step s of seed r always gets the same batch; its
-        ``describe()`` joins the resume fingerprint).
+        :class:`infodiv.experiments.hops.HopsStream`: step s of seed r always gets the same batch;
+        its ``describe()`` joins the resume fingerprint).
     heldout_task : extraction.Task, optional
         Held-out rows scored at the end.
     run_dir : path

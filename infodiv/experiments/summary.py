@@ -231,8 +231,8 @@ def _figure(rows, path) -> None:
 
 def write_summary(records, out, across=None) -> dict:
     """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``; with
-    ``across`` (the :mod:`infodiv.zoo.across` document) also ``across.json``, its markdown
-    sections (:func:`infodiv.zoo.across_md.across_markdown`) and ``depth_params.png``; and
+    ``across`` (the :mod:`infodiv.experiments.across` document) also ``across.json``, its markdown
+    sections (:func:`infodiv.experiments.across_md.across_markdown`) and ``depth_params.png``; and
     ``README.md`` from ``README.template.md`` when ``out`` has one, every double-brace
     placeholder filled from the JSON (:func:`infodiv.reports.markdown.fill_numbers`)."""
     out = Path(out)

@@ -1,8 +1,8 @@
 """Across-depth statistics of the zoo with intervals over seeds *and* examples.
 
 Inputs: the zoo records, each model's point figures and its example-bootstrap replicates on
-the resamples shared by every model (:mod:`infodiv.zoo.intervals`). An interval over seeds and
-examples draws, for every shared resample b, the configuration's seeds with replacement and
+the resamples shared by every model (:mod:`infodiv.experiments.intervals`). An interval over seeds
+and examples draws, for every shared resample b, the configuration's seeds with replacement and
 averages their replicate-b values (a two-level bootstrap: training randomness outside, prompts
 inside); with one seed it is the example interval. Paired comparisons (Table 1, truncated
 model vs trained depth) take differences replicate by replicate, so the shared prompts cancel.
@@ -33,8 +33,9 @@ GROWTH_FIGURES = ("accuracy", "cross_entropy", "sq_diversity", "ce_diversity", "
 
 
 def figure_names(points, reps, models) -> list[str]:
-    """:data:`~infodiv.zoo.intervals.SCALARS`, then the :data:`~infodiv.zoo.intervals.INFORMATION`
-    figures that every model in ``models`` has, as a point and as replicates."""
+    """:data:`~infodiv.experiments.intervals.SCALARS`, then the
+    :data:`~infodiv.experiments.intervals.INFORMATION` figures that every model in ``models`` has,
+    as a point and as replicates."""
     return list(SCALARS) + [n for n in INFORMATION
                             if all(n in points[m] and n in reps[m] for m in models)]
 
@@ -92,7 +93,7 @@ def depth_rows(groups, names, points, reps) -> list[dict]:
 
 def by_depth(records, points, reps) -> list[dict]:
     """One row per (shared, depth): members, parameters, seeds and every scalar of
-    :data:`infodiv.zoo.intervals.SCALARS` with its seed-and-example interval."""
+    :data:`infodiv.experiments.intervals.SCALARS` with its seed-and-example interval."""
     groups = _groups(records)
     names = figure_names(points, reps, [r["model"] for rs in groups.values() for r in rs])
     return depth_rows(groups, names, points, reps)

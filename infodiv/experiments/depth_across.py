@@ -1,30 +1,31 @@
 """Across the models of the depth grid: one record per trained model, and depth, sharing and
 truncation compared with intervals over seeds and examples (DESIGN.md 2.9).
 
-Input: the per-model analyses of :mod:`infodiv.zoo.depth_analysis`, each with point figures and
-replicates on the example resamples shared by every model of its root (same held-out prompts,
+Input: the per-model analyses of :mod:`infodiv.experiments.depth_analysis`, each with point figures
+and replicates on the example resamples shared by every model of its root (same held-out prompts,
 same resamples). Models of different difficulty (``hops``) are never paired with each other;
-only their saturation depths are compared (:mod:`infodiv.zoo.depth_saturation`).
+only their saturation depths are compared (:mod:`infodiv.experiments.depth_saturation`).
 
 - :func:`model_record`: task, hops, depth, shared, seed, params, members, held-out accuracy
   (Wilson 95%), where the training loss ended (on the chance plateau or not), usable
   information I(U;Y) with its interval and bracket (bits), and every
   verdict (estimate, interval, p, power, shuffled-label rate, finding);
 - :func:`by_depth`: per (shared, depth) the seed mean of every resampled figure with the
-  two-level interval of :func:`infodiv.zoo.across.seed_example_interval` (seeds resampled with
-  replacement inside every shared example resample);
+  two-level interval of :func:`infodiv.experiments.across.seed_example_interval` (seeds resampled
+  with replacement inside every shared example resample);
 - :func:`table1`: shared twins (L blocks executed twice) minus the unshared model of the same
   seed at equal parameters (L) and at equal executions (2L), paired replicate by replicate
-  (:func:`infodiv.zoo.summary.twin_pairs`), and :func:`infodiv.zoo.across.gap_regression`
-  (does the diversity gap explain the accuracy gap?) where there are at least 3 pairs;
+  (:func:`infodiv.experiments.summary.twin_pairs`), and
+  :func:`infodiv.experiments.across.gap_regression` (does the diversity gap explain the accuracy
+  gap?) where there are at least 3 pairs;
 - the truncated model after b blocks against the trained depth-b model of the same seed
-  (:func:`infodiv.zoo.across.truncated_vs_depth`);
+  (:func:`infodiv.experiments.across.truncated_vs_depth`);
 - :func:`growth`: linear, logarithmic and saturating-power laws of each figure across depth
   (:func:`infodiv.growth.fit_growth_laws`) on the seed means, per seed, and on every
   seed-and-example replicate (the share of replicates each law wins by AICc and the interval of
   the power law's asymptote);
 - the saturation depth per difficulty and its shift between difficulties
-  (:mod:`infodiv.zoo.depth_saturation`);
+  (:mod:`infodiv.experiments.depth_saturation`);
 - :func:`verdict_counts`: per claim, how many models detect it, have it as a finding, the range
   of its power and the largest shuffled-label rate, and the models where it is no test.
 """
@@ -145,8 +146,8 @@ def table1(records, points, reps) -> dict:
 
 
 def _gap_regressions(records, points, reps) -> dict:
-    """:func:`infodiv.zoo.across.gap_regression` on both diversities over the shared/unshared
-    pairs among ``records`` (empty below 3 pairs)."""
+    """:func:`infodiv.experiments.across.gap_regression` on both diversities over the
+    shared/unshared pairs among ``records`` (empty below 3 pairs)."""
     from .summary import twin_pairs
 
     if len(twin_pairs(records)) < 3:
@@ -246,8 +247,8 @@ def summarise(analyses) -> dict:
     """``{"records": [...], "by_hops": {K: {...}}}``: the model records and, per difficulty,
     :func:`by_depth`, :func:`table1`, the truncated-vs-trained rows, :func:`growth` and
     :func:`verdict_counts`, the saturation depth
-    (:func:`infodiv.zoo.depth_saturation.saturation_depth`); across difficulties, whether the
-    saturation depth moves (:func:`infodiv.zoo.depth_saturation.saturation_shift`)."""
+    (:func:`infodiv.experiments.depth_saturation.saturation_depth`); across difficulties, whether
+    the saturation depth moves (:func:`infodiv.experiments.depth_saturation.saturation_shift`)."""
     records = sorted((model_record(a) for a in analyses),
                      key=lambda r: (-r["hops"], r["shared"], r["depth"], r["seed"]))
     by_hops = {}

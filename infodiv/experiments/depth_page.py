@@ -1,12 +1,12 @@
 """The depth grid's page: ``README.md`` and its figures, generated from ``summary.json``
-(:func:`infodiv.zoo.depth_report.report_depth`).
+(:func:`infodiv.experiments.depth_report.report_depth`).
 
 Everything on the page is read from the summary: which models are finished, training or not
 started; the setup a reader needs to rerun it; each claim's verdict per model with its power and
 shuffled-label rate; the comparisons across depth, sharing and truncation with their intervals;
 and a reading that states, claim by claim, only what those numbers support (a comparison
 that needs models that are not finished says so instead of guessing:
-:mod:`infodiv.zoo.depth_reading`).
+:mod:`infodiv.experiments.depth_reading`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ one list of stratified bootstrap resamples of those prompts (:func:`shared_indic
 serves every model: replicate b of model A and replicate b of model B see the same prompts.
 Paired differences between models (Table 1) and seed means (across depth) are then computed
 replicate by replicate, and an interval over seeds *and* examples resamples seeds on top
-(:mod:`infodiv.zoo.across`).
+(:mod:`infodiv.experiments.across`).
 
 Per replicate :func:`model_figures` recomputes everything on the resampled run, refitting what
 is fitted on the examples (the probe): accuracy and cross-entropy (nats) of the model's own
@@ -25,7 +25,7 @@ run once on the full sample and its per-example held-out terms are averaged over
 (the paired bootstrap of :func:`estimators.label_decomposition`, with the resamples shared by
 every model, so differences between models are paired too). Their points and D's
 label-null-corrected value come from the model's ``information_inference``
-(:func:`infodiv.zoo.report.information_inference`); :func:`centre_replicates` shifts every
+(:func:`infodiv.experiments.report.information_inference`); :func:`centre_replicates` shifts every
 model's replicates to mean = its point value before any interval is formed (the corrected D's
 spread is D's).
 

@@ -2,16 +2,17 @@
 
 Layout of ``root`` (e.g. ``runs/depth/k4``, git-ignored)::
 
-    depth.json            the task (:class:`infodiv.zoo.hops.HopsTask`) and training config;
+    depth.json            the task (:class:`infodiv.experiments.hops.HopsTask`) and training config;
                           a rerun with other settings is refused
     tokenizer/            the task's fixed word-level tokenizer
     heldout.jsonl         the held-out examples as a task file (+ heldout.task.json: template,
                           options, label field), readable by ``infodiv extract --task-file``
     models/<name>/        state.pt while training, model/ when finished (as the AG News zoo)
-    analysis/             written by ``infodiv zoo depth-report`` (:mod:`infodiv.zoo.depth_report`):
+    analysis/             written by ``infodiv zoo depth-report``
+                          (:mod:`infodiv.experiments.depth_report`):
                           contributions and one analysis JSON per finished model
 
-Every model trains on its own seeded stream (:class:`infodiv.zoo.hops.HopsStream`) with the
+Every model trains on its own seeded stream (:class:`infodiv.experiments.hops.HopsStream`) with the
 held-out keys excluded, and is scored on the held-out file at the end.
 """
 

@@ -1,5 +1,6 @@
 """What the depth grid's numbers support, claim by claim: the reading at the top of each
-difficulty's section of the page (:mod:`infodiv.zoo.depth_page`), read from ``summary.json``.
+difficulty's section of the page (:mod:`infodiv.experiments.depth_page`), read from
+``summary.json``.
 
 Growth with depth and its target, the growth laws across depth, each claim's findings with
 their power, Theorem 8's bounds, layer sharing (Table 1 form) and truncated against trained

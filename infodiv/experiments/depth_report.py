@@ -1,23 +1,24 @@
 """``infodiv zoo depth-report``: analyse every finished model of one or more depth roots and
 write the grid's summary and page (DESIGN.md 2.9).
 
-A depth root is a folder written by ``infodiv zoo train --task hops`` (:mod:`infodiv.zoo.depth`:
-``depth.json``, ``heldout.jsonl`` + ``heldout.task.json``, ``models/<name>/``). For every root:
+A depth root is a folder written by ``infodiv zoo train --task hops``
+(:mod:`infodiv.experiments.depth`: ``depth.json``, ``heldout.jsonl`` + ``heldout.task.json``,
+``models/<name>/``). For every root:
 
 - the inventory (:func:`inventory`): every model of the planned grid (``planned``: depths,
   shared depths, seeds, width) and any other model folder, each ``finished`` (``model/zoo.json``),
   ``training`` (a ``state.pt`` checkpoint: its step) or ``not started``;
 - every finished model analysed on the root's held-out file
-  (:func:`infodiv.zoo.depth_analysis.analyse_model`) into ``<root>/analysis/`` (contributions and
-  one JSON per model; a model already analysed with the same settings is reused, and the run
-  says how many were);
+  (:func:`infodiv.experiments.depth_analysis.analyse_model`) into ``<root>/analysis/``
+  (contributions and one JSON per model; a model already analysed with the same settings is reused,
+  and the run says how many were);
 - every finished model's training outcome read from its ``zoo.json`` (:func:`training_outcome`):
   did its training loss leave the chance plateau ln(#options)? A model whose loss never left it
   is an optimisation failure of the recipe, not a statement about what its depth can represent;
 
-then, across all roots, :func:`infodiv.zoo.depth_across.summarise` and the page
-(:mod:`infodiv.zoo.depth_page`): ``<out>/summary.json``, ``<out>/README.md`` and its figures.
-Nothing is written into a root except ``<root>/analysis/``.
+then, across all roots, :func:`infodiv.experiments.depth_across.summarise` and the page
+(:mod:`infodiv.experiments.depth_page`): ``<out>/summary.json``, ``<out>/README.md`` and its
+figures. Nothing is written into a root except ``<root>/analysis/``.
 """
 
 from __future__ import annotations

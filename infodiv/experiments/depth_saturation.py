@@ -13,8 +13,8 @@ with :math:`a_{K,s}(d)` the held-out accuracy of the depth-d model of seed s at 
 seeds: at least 2 of them reach it) keeps one seed that never leaves the chance plateau, an
 optimisation failure, from moving the depth the architecture needs. Its uncertainty comes from
 the same two-level replicates as every interval across models
-(:func:`infodiv.zoo.across.seed_example_interval`): in each shared example resample b the seeds
-are resampled with replacement (one draw for every depth, as the growth laws across depth do:
+(:func:`infodiv.experiments.across.seed_example_interval`): in each shared example resample b the
+seeds are resampled with replacement (one draw for every depth, as the growth laws across depth do:
 a seed's models share their data order), the median over them is taken per depth and
 :math:`d^*_b` read off. While some depth lacks a seed (still training), every depth keeps all
 of its finished seeds, in the point and in its own draws: a depth is never judged on fewer
@@ -60,7 +60,7 @@ def saturation_depth(records, points, reps, *, threshold: float = THRESHOLD,
         ``model``).
     points, reps : dict
         Per model: the held-out ``accuracy`` and its replicates on the root's shared example
-        resamples (:func:`infodiv.zoo.depth_across.points_and_replicates`).
+        resamples (:func:`infodiv.experiments.depth_across.points_and_replicates`).
     threshold : float
         Accuracy that counts as saturated, in (0, 1].
     random_state : int

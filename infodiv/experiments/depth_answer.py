@@ -1,12 +1,12 @@
 """The first screen of the depth grid's page: the answer to each question the grid was built
-for, in a few lines read from ``summary.json`` (:mod:`infodiv.zoo.depth_page` puts it on top;
-the per-difficulty readings below it give every number behind it).
+for, in a few lines read from ``summary.json`` (:mod:`infodiv.experiments.depth_page` puts it on
+top; the per-difficulty readings below it give every number behind it).
 
 The questions: which models learned the task in training at all (a model whose training loss
 never left the chance plateau is an optimisation failure, not evidence about its depth), does
 accuracy grow with depth and stop growing inside the grid (the saturation
-depth, :mod:`infodiv.zoo.depth_saturation`), does that depth move with the difficulty, do the
-gains across depth diminish, is Theorem 7's premise met, is the diminishing explained by
+depth, :mod:`infodiv.experiments.depth_saturation`), does that depth move with the difficulty, do
+the gains across depth diminish, is Theorem 7's premise met, is the diminishing explained by
 redundancy (against the conditionally independent control), does layer sharing change accuracy
 at equal parameters or executions, and do the truncated models follow the trained ones.
 """
@@ -70,7 +70,7 @@ def _where(rows) -> str:
 
 def _training(summary, hops) -> str | None:
     """Which models never left the chance plateau in training, and which left it but are at
-    chance on the held-out rows (:func:`infodiv.zoo.depth_report.training_outcome`)."""
+    chance on the held-out rows (:func:`infodiv.experiments.depth_report.training_outcome`)."""
     rows = [r for r in summary["records"] if str(r["hops"]) == hops and r.get("training")]
     if not rows:
         return None
