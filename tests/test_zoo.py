@@ -192,17 +192,10 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     root = next(iter(trained.values()))[2].parents[2]
     (tmp_path / "README.template.md").write_text(
         "L1 {{summary.json:0.accuracy|.3f}} Wilson {{summary.json:0.accuracy_wilson95|.3f}}\n")
-    import extraction.provenance as provenance
-
-    def legacy_identity(source):   # the runs stored before aa08b77 (path strings hashed)
-        return {**source, **{k: os.path.abspath(source[k]) for k in ("model_id", "resolved")}}
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(provenance, "weights_identity", legacy_identity)
-        recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
-                          n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
-                          progress=False,
-                          reduced=("L1-share2",), reduced_size=21, log=lambda m: None)
+    recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
+                      n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
+                      progress=False, reduced=("L1-share2",), reduced_size=21,
+                      log=lambda m: None)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
     for r in doc:
@@ -294,8 +287,7 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
         assert cells is None or cells == width, line
         width = None if cells is None else width
     # --skip: a finished checkpoint left out (caches reused), listed in the summary; a second
-    # report (now with the sha256 fingerprint, on runs stored under the legacy one) recomputes
-    # nothing: no extraction, no headline / probe / replicate figures
+    # report recomputes nothing: no extraction, no headline / probe / replicate figures
     import extraction.forward as ex
     import infodiv.experiments.intervals as intervals
     import infodiv.experiments.report as zreport
