@@ -187,6 +187,26 @@ def test_decompose_of_another_inference_size_is_not_reused(tmp_path):
     assert _decompose_size(path) is None
 
 
+def test_the_decompose_analysis_is_the_library_report_and_is_reused(tmp_path):
+    """The zoo's decompositions are :func:`decomposition_report`'s (seed 0, the usable terms,
+    the requested resamples), written once: a rerun of the same size reuses them."""
+    from extraction import Contributions
+    from infodiv.experiments.analyses import run_analyses
+    from infodiv.reports.decomposition import decomposition_report
+
+    run_dir = dependent_ensemble(240, 4, n_options=2, signal=0.6).save(tmp_path / "run")
+    out = tmp_path / "out"
+    assert run_analyses(run_dir, out, ("decompose",), decompose_inference=20,
+                        log=lambda m: None) == {"decompose": "done"}
+    direct = tmp_path / "direct"
+    decomposition_report(Contributions.load(run_dir), direct, random_state=0,
+                         info_methods=("usable",), inference=20)
+    for name in ("decompositions.json", "decompositions.md"):
+        assert (out / "decompose" / name).read_bytes() == (direct / name).read_bytes()
+    assert run_analyses(run_dir, out, ("decompose",), decompose_inference=20,
+                        log=lambda m: None) == {"decompose": "exists"}
+
+
 def test_a_stored_entry_of_another_schema_is_recomputed_not_patched(tmp_path):
     """A stored curves entry without verdict records (written by an older schema) is stale:
     the rerun recomputes it whole, with the records a fresh run writes."""

@@ -14,6 +14,8 @@ from infodiv.commands.preflight import nonneg_int, zero_or_at_least
 
 
 def configure(parser) -> None:
+    from infodiv.reports.decomposition import DEFAULT_INFERENCE
+
     parser.add_argument("run_dir", type=Path,
                         help="run folder (infodiv run) or Contributions directory")
     parser.add_argument("--out", type=Path, default=None,
@@ -23,7 +25,8 @@ def configure(parser) -> None:
                         help="estimators for the information decomposition: 'usable' (valid "
                              "for a discrete label), 'gaussian' / 'copula' (model-based, "
                              "labelled so); 'none' or no value: skip it")
-    parser.add_argument("--inference", type=zero_or_at_least(20), default=100, metavar="B",
+    parser.add_argument("--inference", type=zero_or_at_least(20), default=DEFAULT_INFERENCE,
+                        metavar="B",
                         help="example-bootstrap and label-permutation replicates of the "
                              "information terms (0 skips them; else at least 20)")
     parser.add_argument("--info-null", type=nonneg_int, default=None, metavar="K",

@@ -1,5 +1,6 @@
-"""The toolkit's per-run reports of one zoo checkpoint: ``infodiv decompose`` and the curves
-report, with their settings, caching and the summary the zoo quotes.
+"""The toolkit's per-run reports of one zoo checkpoint: the decompositions (what ``infodiv
+decompose`` writes) and the curves report, with their settings, caching and the summary the zoo
+quotes.
 
 The curves report runs one objective at a time (:func:`infodiv.reports.curves.curves_report`,
 each with its own ``CurvesSettings``: :func:`objective_settings`), so the headline objective
@@ -23,9 +24,7 @@ objective).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import importlib
 import json
 import os
 import shutil
@@ -190,20 +189,26 @@ def _write(dest: Path, path: Path, doc: dict, settings: dict, run_dir) -> None:
     write_json(path, jsonable(doc))
 
 
-def _run_command(module: str, argv: list[str]) -> int:
-    mod = importlib.import_module(module)
-    parser = argparse.ArgumentParser(prog=module)
-    mod.configure(parser)
-    return int(mod.run(parser.parse_args(argv)) or 0)
-
-
 def _decompose_resamples(inference: int | None) -> int:
-    """The resamples ``infodiv decompose --inference`` uses (None: its parser default)."""
-    if inference is not None:
-        return int(inference)
-    parser = argparse.ArgumentParser()
-    importlib.import_module("infodiv.commands.decompose").configure(parser)
-    return int(parser.get_default("inference"))
+    """The decomposition's example resamples (None: the library's default,
+    :data:`infodiv.reports.decomposition.DEFAULT_INFERENCE`)."""
+    from infodiv.reports.decomposition import DEFAULT_INFERENCE
+
+    return DEFAULT_INFERENCE if inference is None else int(inference)
+
+
+def _decompose(run_dir, dest: Path, inference: int | None) -> None:
+    """The decompositions of ``run_dir`` written to ``dest``
+    (:func:`infodiv.reports.decomposition.decomposition_report`, as ``infodiv decompose``
+    writes them with ``--info-method usable``: seed 0, the usable information terms with
+    :func:`_decompose_resamples` example resamples and the label null of its default size,
+    Figures 3/5/7 in every variant)."""
+    from extraction import Contributions
+    from infodiv.reports.decomposition import decomposition_report
+
+    decomposition_report(Contributions.load(run_dir), dest, random_state=0,
+                         info_methods=("usable",), inference=_decompose_resamples(inference),
+                         info_null=None, every_variant=True)
 
 
 def _decompose_size(path: Path) -> int | None:
@@ -219,9 +224,10 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
     """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
     already finished with the same settings: their JSON exists). ``curves``: the
     :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" | "failed: ..."}``:
-    a failed analysis is recorded, not hidden. ``decompose_inference``: ``infodiv decompose
-    --inference`` (None: its default); a decomposition written with another size (its
-    ``information_inference.settings.n_resamples``) is recomputed."""
+    a failed analysis is recorded, not hidden. ``decompose_inference``: the decomposition's
+    example resamples (:func:`_decompose_resamples`; None: the library's default); a
+    decomposition written with another size (its ``information_inference.settings.n_resamples``)
+    is recomputed."""
     curves = curves_settings() if curves is None else curves
     status = {}
     for name in analyses:
@@ -244,12 +250,7 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
                 if errors:
                     raise RuntimeError("; ".join(errors))
             else:
-                extra = ([] if decompose_inference is None
-                         else ["--inference", str(int(decompose_inference))])
-                rc = _run_command("infodiv.commands.decompose", [
-                    str(run_dir), "--out", str(dest), "--info-method", "usable", *extra])
-                if rc != 0:
-                    raise RuntimeError(f"exit {rc}")
+                _decompose(run_dir, dest, decompose_inference)
             marker.write_text(json.dumps(key))
             status[name] = "done"
         except Exception as exc:  # a toolkit analysis broken mid-refactor must not stop the zoo

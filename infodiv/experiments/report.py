@@ -47,7 +47,6 @@ depth).
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
@@ -70,15 +69,6 @@ __all__ = ["checkpoints", "extract_heldout", "headline", "information_inference"
            "curves_settings", "run_analyses", "curve_summary", "zoo_figures", "report_zoo"]
 
 
-def _member_variables():
-    for name in ("infodiv.information", "infodiv.gaussian"):   # H1 moves it (LOG.md)
-        try:
-            return importlib.import_module(name).member_variables
-        except (ImportError, AttributeError):
-            continue
-    raise ImportError("no member_variables in infodiv.information or infodiv.gaussian")
-
-
 def _cross_entropy(logits, labels) -> float:
     z = np.asarray(logits, np.float64)
     z = z - z.max(1, keepdims=True)
@@ -92,6 +82,8 @@ def headline(contrib, *, info_method: str = "usable", random_state: int = 0) -> 
     I(U;Y) with its interval and bracket, relevancy and D; a model-based method by name
     (``"gaussian"``, ...) with the flag I(U;Y) > H(Y)."""
     from estimators import bias_diversity, information_decomposition, paper_eq14
+    from infodiv.information import member_variables
+    from infodiv.junctions import junction_curves
 
     u, y, b = contrib.u, contrib.labels, contrib.bias
     out = {"n_examples": int(len(y)),
@@ -108,8 +100,7 @@ def headline(contrib, *, info_method: str = "usable", random_state: int = 0) -> 
         key = f"{loss}_{space}_{scale}" if loss == "squared" else f"{loss}_{scale}"
         out[key] = {"loss": float(res.loss), "bias": float(res.bias),
                     "diversity": float(res.diversity), "units": res.units}
-    lens = importlib.import_module("infodiv.junctions").junction_curves(
-        contrib, readout="logit_lens", scale="sum", cross_entropy=False)
+    lens = junction_curves(contrib, readout="logit_lens", scale="sum", cross_entropy=False)
     out["logit_lens"] = {"k": [int(k) for k in lens.k], "names": list(lens.names),
                          "accuracy": [float(a) for a in lens.accuracy]}
     eq = paper_eq14(u, y, bias=b)
@@ -129,7 +120,7 @@ def headline(contrib, *, info_method: str = "usable", random_state: int = 0) -> 
                                       "error_upper_bound")}}
         out["information"]["flag_mi_exceeds_label_entropy"] = bool(t["joint"] > h_y)
     elif info_method:
-        var = _member_variables()(u)
+        var = member_variables(u)
         info = information_decomposition(var, y, method=info_method, random_state=random_state)
         out["information"] = {"method": info_method, "model_based": True, **{
             k: float(getattr(info, k)) for k in ("joint", "relevancy", "redundancy",

@@ -154,8 +154,13 @@ def decomposition_markdown(doc: dict) -> str:
     return "\n".join(lines)
 
 
+#: example resamples of the information terms and the depth estimand (``infodiv decompose
+#: --inference``'s default)
+DEFAULT_INFERENCE = 100
+
+
 def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_METHOD,),
-                         progress: bool = False, inference: int = 100,
+                         progress: bool = False, inference: int = DEFAULT_INFERENCE,
                          info_null: int | None = None, every_variant: bool = True) -> dict:
     """Compute every decomposition of one run and write ``decompositions.{json,md}`` + figures.
 
@@ -170,7 +175,7 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_ME
         Estimators for the information decomposition (``()`` skips it): ``"usable"`` (the
         default, valid) and, by name only, the model-based ``"gaussian"`` / ``"copula"``
         (:mod:`infodiv.inference.information_terms`).
-    inference : int, default 100
+    inference : int, default :data:`DEFAULT_INFERENCE`
         Example resamples of the model-based information terms and of the depth estimand
         (truncated model vs member subsets,
         :func:`infodiv.inference.information_terms.depth_inference`), label permutations of
