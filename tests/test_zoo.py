@@ -185,16 +185,16 @@ def test_cli_rejects_changed_settings(tmp_path, capsys, shared_data_dir):
 
 def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     from infodiv.experiments.data import subset, zoo_tasks
-    from infodiv.experiments.report import report_zoo
+    from infodiv.experiments.report import ZooSettings, report_zoo
     from infodiv.experiments.summary import table1
 
     held = subset(zoo_tasks(shared_data_dir)[1], range(400))   # Gaussian terms need n >> dims
     root = next(iter(trained.values()))[2].parents[2]
     (tmp_path / "README.template.md").write_text(
         "L1 {{summary.json:0.accuracy|.3f}} Wilson {{summary.json:0.accuracy_wilson95|.3f}}\n")
-    recs = report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
-                      n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
-                      progress=False, reduced=("L1-share2",), reduced_size=21,
+    settings = ZooSettings(analyses=(), n_bootstrap=20, n_permutations=19, n_resamples=20,
+                           probe_null=19, info_null=2, reduced=("L1-share2",), reduced_size=21)
+    recs = report_zoo(root, tmp_path, settings, heldout=held, progress=False,
                       log=lambda m: None)
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert [r["model"] for r in doc] == [r["model"] for r in recs] and len(doc) == 3
@@ -289,20 +289,18 @@ def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     # --skip: a finished checkpoint left out (caches reused), listed in the summary; a second
     # report recomputes nothing: no extraction, no headline / probe / replicate figures
     import extraction.forward as ex
+    import infodiv.experiments.headline as headline
     import infodiv.experiments.intervals as intervals
-    import infodiv.experiments.report as zreport
 
     def refuse(*a, **k):
         raise AssertionError("recomputed on the second report")
 
     with pytest.MonkeyPatch.context() as mp:
-        for mod, name in ((ex.BatchRunner, "run"), (zreport, "headline"),
+        for mod, name in ((ex.BatchRunner, "run"), (headline, "headline"),
                           (intervals, "model_figures"), (intervals, "probe_null"),
                           (intervals, "replicates"), (intervals, "information_replicates")):
             mp.setattr(mod, name, refuse)
-        report_zoo(root, tmp_path, heldout=held, analyses=(), n_bootstrap=20,
-                   n_permutations=19, n_resamples=20, probe_null=19, info_null=2,
-                   progress=False, reduced=("L1-share2",), reduced_size=21, skip=("L2-",),
+        report_zoo(root, tmp_path, settings, heldout=held, progress=False, skip=("L2-",),
                    log=lambda m: None)
     assert [r["model"] for r in json.loads((tmp_path / "summary.json").read_text())] == [
         r["model"] for r in recs if "L2-" not in r["model"]]

@@ -318,22 +318,22 @@ def _finetune(args) -> int:
 
 
 def _report(args) -> int:
-    from infodiv.experiments.report import curves_settings, report_zoo
+    from infodiv.experiments.report import ZooSettings, curves_settings, report_zoo
 
-    records = report_zoo(args.root, args.out, data_dir=args.data_dir,
-                         analyses=tuple(args.analyses),
-                         curves=curves_settings(args.curves_inference, args.curves_power,
-                                                secondary=args.curves_secondary,
-                                                report_size=args.curves_report_size),
-                         from_contributions=args.from_contributions,
-                         reduced_curves=args.reduced_curves,
-                         n_resamples=args.resamples, probe_null=args.probe_null,
-                         info_null=args.information_null,
+    settings = ZooSettings(
+        analyses=tuple(args.analyses),
+        curves=curves_settings(args.curves_inference, args.curves_power,
+                               secondary=args.curves_secondary,
+                               report_size=args.curves_report_size),
+        info_method=None if args.info_method == "none" else args.info_method,
+        n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
+        n_resamples=args.resamples, probe_null=args.probe_null,
+        info_null=args.information_null, reduced=tuple(args.reduced),
+        reduced_size=args.reduced_size,
+        reduced_curves=None if args.reduced_curves is None else tuple(args.reduced_curves))
+    records = report_zoo(args.root, args.out, settings, data_dir=args.data_dir,
                          only=args.only, skip=tuple(args.skip),
-                         reduced=tuple(args.reduced),
-                         reduced_size=args.reduced_size,
-                         info_method=None if args.info_method == "none" else args.info_method,
-                         n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations,
+                         from_contributions=args.from_contributions,
                          progress=not args.quiet, log=lambda m: print(m, flush=True))
     for r in records:
         print(f"{r['model']}: M={r['n_members']} accuracy={r['accuracy']:.4f} "

@@ -3,7 +3,7 @@
 For a finished model folder (``<root>/models/<name>/model``) and the root's held-out task
 (``heldout.jsonl`` + ``heldout.task.json``, read by the toolkit's task-file reader):
 
-1. exact extraction of the contributions (:func:`infodiv.experiments.report.extract_heldout`:
+1. exact extraction of the contributions (:func:`infodiv.experiments.sources.extract_heldout`:
    :func:`extraction.extract`, prompts truncated as in training) into
    ``<dest>/contributions/<name>`` (resumable);
 2. held-out accuracy of the model's own option logits with its Wilson 95% interval, the
@@ -275,7 +275,7 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
     Reused without recomputation when the stored file has the same key: analysis version,
     extraction fingerprint, ``settings`` and a digest of the shared resamples ``indices``.
     """
-    from .report import extract_heldout
+    from .sources import extract_heldout
 
     folder, dest = Path(folder), Path(dest)
     record = json.loads((folder / "zoo.json").read_text())

@@ -25,7 +25,7 @@ run once on the full sample and its per-example held-out terms are averaged over
 (the paired bootstrap of :func:`estimators.label_decomposition`, with the resamples shared by
 every model, so differences between models are paired too). Their points and D's
 label-null-corrected value come from the model's ``information_inference``
-(:func:`infodiv.experiments.report.information_inference`); :func:`centre_replicates` shifts every
+(:func:`infodiv.experiments.headline.information_inference`); :func:`centre_replicates` shifts every
 model's replicates to mean = its point value before any interval is formed (the corrected D's
 spread is D's).
 

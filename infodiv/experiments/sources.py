@@ -3,7 +3,7 @@
 - :func:`from_checkpoints`: every finished checkpoint under ``root`` (``models/*/model`` and
   ``finetune/*/model``, each with its ``zoo.json`` training record), extracted on the held-out
   rows into ``<out>/contributions/<model>`` (resumable,
-  :func:`infodiv.experiments.report.extract_heldout`).
+  :func:`extract_heldout`).
 - :func:`from_contributions`: the committed results alone, without the checkpoints: the model
   records of ``<out>/summary.json`` (their training fields, :data:`TRAINING_FIELDS`) and each
   model's extracted contributions ``<out>/contributions/<model>`` (``arrays.npz`` +
