@@ -1,6 +1,6 @@
 """How far a set function is from submodular along its greedy path: the submodularity ratio
-and the curvature (paper Theorems 5–8; :func:`infodiv.submodularity.submodularity_report`
-reports both).
+and the curvature (paper Theorems 5–8; the curves report, :mod:`infodiv.reports.curves`,
+prints both as point values).
 
 All gains are utility gains ρ_x(S) = sign·(f(S ∪ {x}) − f(S)) (sign = −1 for losses).
 

@@ -1,9 +1,11 @@
-"""The diversity claim: does a member's gain grow with its non-redundancy with the set?
+"""The diversity claim's regression: does a member's gain grow with its non-redundancy with
+the set?
 
 Regression of ρ_x(S) on the diversity of x from S (1 − R² of the linear prediction of U_x from
 U_S, i.e. the fraction of x's variance that S does not explain), controlling for ρ_x(∅) and
-|S|; Freedman–Lane permutation test of the diversity coefficient (Freedman & Lane 1983).
-Re-exported by :mod:`infodiv.submodularity`.
+|S|: its design over the pairs of the DR chains (:func:`diversity_design`) and its fit
+(:func:`diversity_fit`). The claim that tests it, refitted on every resample against its label
+null, is :mod:`infodiv.claims.diversity_effect`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-from estimators.resampling import permutation_test
-
-__all__ = ["diversity_regression", "diversity_design", "diversity_fit"]
+__all__ = ["diversity_design", "diversity_fit"]
 
 
 def _coords(members, d: int) -> np.ndarray:
@@ -113,35 +113,3 @@ def diversity_fit(gain, diversity, controls) -> dict | None:
         partial_r = beta * np.sqrt(denom) / np.linalg.norm(resid_gain, axis=-1)
     return {"beta": beta, "partial_r": partial_r, "resid_div": resid_div, "denom": denom,
             "resid_gain": resid_gain}
-
-
-def diversity_regression(triples, singles, cov, d, *, n_permutations: int = 1000,
-                         random_state=0) -> dict:
-    """Does ρ_x(S) grow with x's non-redundancy with S, given ρ_x(∅) and |S|?
-
-    Uses every (S, x) of the DR triples with S ≠ ∅ (:func:`diversity_design`). OLS of gain on
-    [1, diversity, ρ_x(∅), |S|] (:func:`diversity_fit`);
-    Freedman–Lane permutation test of the diversity coefficient (permuting the residuals of
-    diversity on the controls). Pairs share members and orders, so the permutation p-value
-    treats them as exchangeable — an approximation, stated in the report.
-    """
-    design = diversity_design(triples, singles, cov, d)
-    n = len(design["diversity"])
-    if n < 8:
-        return {"n_pairs": n, "note": "too few pairs"}
-    gain = np.array([triples[i]["gain_A" if col == 0 else "gain_B"]
-                     for i, col in design["index"]], dtype=np.float64)
-    div, controls = design["diversity"], design["controls"]
-    fit = diversity_fit(gain, div, controls)
-    if fit is None:
-        return {"n_pairs": n, "note": "diversity is collinear with the controls"}
-    resid_div, resid_gain, denom = fit["resid_div"], fit["resid_gain"], fit["denom"]
-    beta, partial_r = float(fit["beta"]), float(fit["partial_r"])
-    null = permutation_test(lambda dv, gn: dv @ gn / denom, resid_div, resid_gain,
-                            n_permutations=n_permutations, permute=0,
-                            random_state=random_state, n_jobs=1).null_distribution
-    p_two = float((1 + (np.abs(null) >= abs(beta)).sum()) / (n_permutations + 1))
-    p_pos = float((1 + (null >= beta).sum()) / (n_permutations + 1))
-    return {"n_pairs": n, "beta_diversity": beta, "partial_r": partial_r,
-            "p_two_sided": p_two, "p_positive": p_pos, "n_permutations": n_permutations,
-            "mean_diversity": float(div.mean())}

@@ -175,17 +175,17 @@ def test_committed_zoo_report_end_to_end():
     null means, p-values and verdicts (about 1.5 CPU minutes)."""
     from estimators.resampling import spawn_generators
     from extraction import Contributions
-    from infodiv.setfunctions import make_set_function
-    from infodiv.submodularity import dr_tests
+    from infodiv.submodularity import sample_triple
 
     run = Contributions.load(ROOT / "docs/results/zoo/contributions/llama-d128-L1-s0")
     doc = json.loads((ROOT / "docs/results/zoo/llama-d128-L1-s0/curves/report.json").read_text())
     rep = doc["objectives"]["accuracy"]["report"]
-    f = make_set_function(run, "accuracy", ridge=0.0)
-    chains = dr_tests(f, n_triples=100, n_bootstrap=100,
-                      random_state=spawn_generators(0, 6)[1])["triples"]
+    # the report's 100 chains: 4 streams of 25 spawned from its seed (stream 1 of 6, then 0 of 3)
+    root = spawn_generators(spawn_generators(0, 6)[1], 3)[0]
+    chains = [sample_triple(run.n_members, rng) for rng in spawn_generators(root, 4)
+              for _ in range(25)]
     design = Design("accuracy", {"ridge": 0.0}, n_orders=10,
-                    triples=[(t["A"], t["B"], t["x"]) for t in chains])
+                    triples=[(a.tolist(), b.tolist(), x) for a, b, x in chains])
     recs = evaluate(run, get_claims(CURVE_CLAIMS), design, n_bootstrap=200, n_permutations=200,
                     n_mc=5, n_power=0, random_state=0)["records"]
     gs, dr, div = rep["gain_slope"], rep["dr"], rep["diversity"]

@@ -31,7 +31,7 @@ def test_public_api_names():
             "information_decomposition, bias_diversity, paper_eq14, bias_variance_covariance, "
             "permutation_test, bootstrap_ci); "
             "from infodiv.curves import layer_curves; "
-            "from infodiv.submodularity import submodularity_report; "
+            "from infodiv.submodularity import gain_slope; "
             "from infodiv.junctions import junction_curves; "
             "from infodiv.tables import correlation_table, module_shares, sharing_table; "
             "assert callable(extract) and extract.__name__ == 'extract'")

@@ -1,24 +1,15 @@
-"""Diminishing-returns diagnostics and the controls that calibrate them (issue 5)."""
+"""Diminishing-returns statistics without refitting (infodiv.submodularity, infodiv.curvature,
+infodiv.growth) and the controls that calibrate them (issue 5)."""
 
 import numpy as np
 import pytest
 
-from infodiv.controls import (
-    FacilityLocation,
-    ModularSurrogate,
-    conditionally_independent_ensemble,
-    greedy_vs_optimum,
-    matched_modular_surrogate,
-    xor_ensemble,
-)
-from infodiv.curvature import submodularity_ratio
-from infodiv.setfunctions import CallableSetFunction, make_set_function
-from infodiv.submodularity import (
-    benjamini_hochberg,
-    dr_tests,
-    fit_growth_laws,
-    submodularity_report,
-)
+from infodiv.controls import FacilityLocation, greedy_vs_optimum
+from infodiv.curvature import curvature, submodularity_ratio
+from infodiv.curves import layer_curves
+from infodiv.growth import fit_growth_laws
+from infodiv.setfunctions import CallableSetFunction
+from infodiv.submodularity import benjamini_hochberg, dr_example_differences, sample_triple
 
 
 def test_benjamini_hochberg_step_up():
@@ -34,74 +25,16 @@ def test_benjamini_hochberg_step_up():
     assert benjamini_hochberg(np.array([np.nan, np.nan])).tolist() == [False, False]
 
 
-def test_modular_surrogate_false_positive_rate_over_seeds():
-    """Modular + set-seeded noise: BH-declared violations in <= 5% of runs (up to binomial
-    noise), and the raw one-sided bootstrap p-values are calibrated (~5% below 0.05)."""
-    rng = np.random.default_rng(0)
-    any_sig, raw = [], []
-    for seed in range(40):
-        vals = rng.normal(0.1, 0.5, size=(200, 8))
-        f = ModularSurrogate(vals, noise_scale=0.3, random_state=seed)
-        res = dr_tests(f, n_triples=20, n_bootstrap=200, random_state=seed)
-        any_sig.append(res["any_significant"])
-        raw.append(np.mean(res["p_values"] < 0.05))
-    rate = np.mean(any_sig)
-    assert rate <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 40)
-    assert 0.01 < np.mean(raw) < 0.09
-
-
-def test_matched_surrogate_of_a_real_objective_shows_no_effect():
-    c = conditionally_independent_ensemble(400, 8, mu=0.4, random_state=2)
-    sur = matched_modular_surrogate(make_set_function(c, "cross_entropy"))
-    res = dr_tests(sur, n_triples=40, n_bootstrap=300, random_state=1)
-    assert res["significant_violation_rate"] == 0.0
-    lo, hi = res["mean_difference_ci"]
-    assert lo <= 0 <= hi
-
-
-@pytest.fixture(scope="module")
-def ci_report():
-    c = conditionally_independent_ensemble(1500, 8, mu=0.4, random_state=1)
-    return submodularity_report(c, objective="mi_gaussian", n_triples=60, n_bootstrap=400,
-                                n_permutations=60, random_state=0)
-
-
-def test_conditionally_independent_ensemble_is_diminishing(ci_report):
-    r = ci_report
-    assert r.dr["significant_violation_rate"] == 0.0
-    assert r.gain_slope["ci"][1] < 0  # the whole CI of the g(k) slope is negative
-    assert r.gain_slope["from_k2"]["ci"][1] < 0
-    assert r.ratio["min"] > 0.9  # ratio-of-sums >= 1 up to estimation noise
-
-
-def test_theorem_5_to_7_terms_on_the_conditionally_independent_ensemble(ci_report):
-    info = ci_report.information["prefix"]
-    mono = info["monotonicity"]
-    assert mono["joint"]["n_against"] == 0
-    assert mono["relevancy"]["n_against"] == 0
-    assert mono["bound_upper"]["n_against"] == 0
-    assert np.all(np.abs(info["residual"]) < 1e-6)  # identity up to estimators jitter
-    # premise of Theorem 7 holds: TC(U|Y) ~ 0 while TC(U) > 0 (members share Y)
-    assert abs(info["conditional_redundancy"][-1]) < 0.3 * info["redundancy"][-1]
-    assert info["redundancy"][-1] > 0.02
-
-
-def test_xor_synergy_violations_are_detected():
-    c = xor_ensemble(1500, 5, random_state=0)
-    r = submodularity_report(c, objective="mi_gaussian", n_triples=60, n_bootstrap=400,
-                             n_permutations=60, info_method=None, random_state=0)
-    assert r.dr["any_significant"]
-    assert r.dr["significant_violation_rate"] > 0.05
-    assert r.gain_slope["ci"][0] > 0  # gains grow: supermodular on average
-
-
 def test_facility_location_ratio_and_exact_enumeration():
     rng = np.random.default_rng(4)
     fl = FacilityLocation(rng.random((80, 10)))
-    r = submodularity_report(fl, n_triples=40, n_bootstrap=200, n_permutations=40)
-    assert r.ratio["min"] >= 1 - 1e-12
-    assert r.dr["violation_rate"] == 0.0
-    assert 0 <= r.curvature["total"] <= 1
+    greedy = layer_curves(fl, orders=("greedy",))["greedy"]
+    assert submodularity_ratio(fl, greedy.order)["min"] >= 1 - 1e-12
+    assert 0 <= curvature(fl, greedy.order, greedy.extra["values_in_sample"])["total"] <= 1
+    chains = [sample_triple(fl.n_members, np.random.default_rng(s)) for s in range(40)]
+    d, gains = dr_example_differences(fl, chains)      # submodular: no chain's gain grows
+    assert d.shape == (80, 40) and (d.mean(axis=0) >= -1e-12).all()
+    np.testing.assert_allclose(gains[:, 0] - gains[:, 1], d.mean(axis=0), atol=1e-12)
     ex = greedy_vs_optimum(fl)
     ratio = ex["ratio"][1:]
     assert np.all(ratio >= 1 - 1 / np.e) and np.all(ratio <= 1 + 1e-12)
@@ -158,10 +91,3 @@ def test_growth_laws_at_arbitrary_points(law):
         fit_growth_laws(y, k=x[:-1])
     with pytest.raises(ValueError, match="1 of 24 points"):
         fit_growth_laws(y, k=np.r_[x[:-1], 0.0])
-
-
-def test_diversity_regression_on_conditionally_independent_ensemble(ci_report):
-    d = ci_report.diversity
-    assert d["n_pairs"] > 50
-    # gains shrink when U_S already explains x's variance (the shared Y component)
-    assert d["beta_diversity"] > 0 and d["p_two_sided"] < 0.05
