@@ -18,8 +18,9 @@ Every measure is a mean over examples of a per-example term, so its band is an e
 bootstrap of that mean: ``n_bootstrap`` resamples of the rows (multinomial counts,
 :func:`estimators.resampling.bootstrap_means`, all measures and prefixes paired), the
 2.5–97.5% percentile interval extended to contain the estimate where it does not
-(:func:`percentile_band`). The model is fixed, so nothing is refitted: the band is the
-sampling error of the examples.
+(:func:`estimators.resampling.bootstrap_interval`; a gap within :data:`BAND_ULPS` units in the
+last place is the rounding between the mean and its replicates, not a widening). The model is
+fixed, so nothing is refitted: the band is the sampling error of the examples.
 
 Everything is vectorised. Squared-loss terms in logit space come from cumulative sums of the
 (centred) members. Softmax-based terms (cross-entropy, probability space, Eq. 14) need
@@ -43,31 +44,20 @@ from estimators.ensemble import (
     check_target,
 )
 from estimators.numerics import logsumexp, option_reduce
-from estimators.resampling import bootstrap_means
+from estimators.resampling import bootstrap_interval, bootstrap_means
 from estimators.validation import check_base, to_base, unit_name
 
 from .runs import run_names
 
-__all__ = ["JunctionCurves", "junction_curves", "percentile_band", "run_names"]
+__all__ = ["JunctionCurves", "junction_curves", "run_names", "BAND_ULPS"]
 
 READOUTS = ("fixed", "logit_lens")
 CURVE_SPACES = ("logit", "probability", "paper_eq14")
 MEASURES = ("accuracy", "mse", "bias", "diversity", "cross_entropy", "ce_bias", "ce_diversity")
 CI_METHOD = "example bootstrap (rows resampled, model fixed), percentile"
-
-
-def percentile_band(estimate, replicates, confidence: float = 0.95):
-    """``(low, high, widened)``: the percentile interval over axis 0 of ``replicates``
-    (:func:`infodiv.inference.bootstrap.percentile_interval`, failed NaN replicates ignored)
-    extended element-wise to contain ``estimate``; ``widened`` is the largest extension beyond
-    float rounding (16 ulps of the estimate; 0 when every estimate lay inside)."""
-    from .inference.bootstrap import percentile_interval
-
-    est = np.asarray(estimate, dtype=np.float64)
-    lo, hi = percentile_interval(replicates, confidence)
-    gap = np.nan_to_num(np.maximum(lo - est, est - hi), nan=0.0)
-    gap[gap <= 16 * np.spacing(np.abs(est))] = 0.0
-    return np.fmin(lo, est), np.fmax(hi, est), float(gap.max(initial=0.0))
+#: units in the last place by which a mean of per-example terms may differ from the same mean
+#: reweighted by a bootstrap resample through rounding alone (a band's gap within them is 0)
+BAND_ULPS = 16
 
 
 @dataclass(frozen=True)
@@ -132,7 +122,8 @@ class JunctionCurves:
         reps = bootstrap_means(np.concatenate([self.terms[k] for k in names], axis=1),
                                self.n_bootstrap, random_state=self.random_state)
         means = np.concatenate([getattr(self, k) for k in names])
-        lo, hi, widened = percentile_band(means, reps, self.confidence)
+        lo, hi, widened = bootstrap_interval(means, reps, confidence=self.confidence,
+                                             ulps=BAND_ULPS)
         cuts = np.cumsum([self.k.size] * len(names))[:-1]
         return ({k: np.stack([a, b], axis=1)
                  for k, a, b in zip(names, np.split(lo, cuts), np.split(hi, cuts))}, widened)

@@ -21,7 +21,7 @@ import pytest
 
 from infodiv.claims import CLAIMS, CURVE_CLAIMS, SELECTION_CLAIMS, get_claims
 from infodiv.inference.claim import Design
-from infodiv.inference.engine import bootstrap_interval, evaluate
+from infodiv.inference.engine import evaluate
 from infodiv.inference.record import VerdictRecord
 from infodiv.inference.synthetic import dependent_ensemble
 
@@ -144,16 +144,6 @@ def test_power_is_the_matched_surrogates_rate_not_the_shuffled_labels(curve_reco
     assert rec.power["rate"] >= 5 / 6 and rec.false_positive["rate"] == 0.0
     assert rec.power["n"] == rec.false_positive["n"] == 6
     assert rec.power["ci"][0] <= rec.power["rate"] <= rec.power["ci"][1]
-
-
-def test_bootstrap_interval_contains_the_estimate_and_reports_the_gap():
-    dist = np.linspace(1.0, 2.0, 201)
-    lo, hi, gap = bootstrap_interval(1.5, dist)
-    assert (lo, hi, gap) == pytest.approx((1.025, 1.975, 0.0))
-    lo, hi, gap = bootstrap_interval(0.5, dist)         # the replicates' bulk misses it
-    assert lo == 0.5 and hi == pytest.approx(1.975) and gap == pytest.approx(0.525)
-    lo, hi, gap = bootstrap_interval(0.5, dist, "centred")   # shifted by the bias: contains
-    assert lo < 0.5 < hi and gap == 0.0
 
 
 def test_sizes_are_checked_before_any_work(golden_run):

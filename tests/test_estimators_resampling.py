@@ -1,4 +1,5 @@
-"""Permutation tests and bootstrap intervals: seeded, n_jobs-independent, calibrated."""
+"""Permutation tests and bootstrap intervals: seeded, n_jobs-independent, calibrated; the one
+resampling core (stratified resamples, percentile intervals extended to their estimate)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from estimators import bootstrap_ci, mutual_information, permutation_test
+from estimators.resampling import bootstrap_indices, bootstrap_interval, contain_estimate
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +79,56 @@ def test_bad_arguments(data):
         bootstrap_ci(stat, x, y[:3])
     with pytest.raises(ValueError, match="alternative"):
         permutation_test(stat, x, y, alternative="bigger")
+
+
+def test_stratified_resamples_keep_the_class_counts_and_draw_as_documented():
+    y = np.array([2, 0, 1, 0, 2, 2, 1, 0, 0, 1])
+    idx = bootstrap_indices(y.size, np.random.default_rng(4), strata=y)
+    assert (np.diff(idx) >= 0).all() and np.array_equal(np.bincount(y[idx]), np.bincount(y))
+    rng = np.random.default_rng(4)     # one draw per class, classes in sorted order
+    by_hand = [rows[rng.integers(0, rows.size, rows.size)]
+               for rows in (np.flatnonzero(y == c) for c in (0, 1, 2))]
+    assert np.array_equal(idx, np.sort(np.concatenate(by_hand)))
+    plain = bootstrap_indices(10, np.random.default_rng(4))
+    assert np.array_equal(plain, np.random.default_rng(4).integers(0, 10, 10))
+    with pytest.raises(ValueError, match="one value per row"):
+        bootstrap_indices(9, np.random.default_rng(0), strata=y)
+    with pytest.raises(TypeError, match=r"bootstrap_indices\(len\(y\), rng, strata=y\)"):
+        bootstrap_indices(y, np.random.default_rng(0))
+
+
+def test_contain_estimate_extends_an_interval_and_reports_the_gap():
+    assert contain_estimate(0.5, 0.1, 0.3) == (0.1, 0.5, pytest.approx(0.2))
+    assert contain_estimate(0.2, 0.1, 0.3) == (0.1, 0.3, 0.0)
+    assert contain_estimate(-1.0, 0.1, 0.3)[:2] == (-1.0, 0.3)
+    assert contain_estimate(float("nan"), 0.1, 0.3) == (0.1, 0.3, 0.0)   # nothing to contain
+
+
+def test_bootstrap_interval_contains_the_estimate_and_reports_the_gap():
+    dist = np.linspace(1.0, 2.0, 201)
+    lo, hi, gap = bootstrap_interval(1.5, dist)
+    assert (lo, hi, gap) == pytest.approx((1.025, 1.975, 0.0))
+    lo, hi, gap = bootstrap_interval(0.5, dist)         # the replicates' bulk misses it
+    assert lo == 0.5 and hi == pytest.approx(1.975) and gap == pytest.approx(0.525)
+    lo, hi, gap = bootstrap_interval(0.5, dist, "centred")   # shifted by the bias: contains
+    assert lo < 0.5 < hi and gap == 0.0
+    with_failed = np.r_[dist, np.nan, np.inf]           # non-finite replicates are failed ones
+    assert bootstrap_interval(0.5, with_failed) == bootstrap_interval(0.5, dist)
+    assert np.isnan(bootstrap_interval(0.5, np.full(30, np.nan))[:2]).all()
+    with pytest.raises(ValueError, match="method must be one of"):
+        bootstrap_interval(0.5, dist, "bca")
+
+
+def test_bands_extend_column_wise_and_rounding_is_no_widening():
+    reps = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 2.0]])
+    lo, hi, widened = bootstrap_interval([2.0, 5.0], reps)
+    np.testing.assert_allclose(lo, [1.05, 0.05])          # 2.5% quantiles (linear)
+    np.testing.assert_allclose(hi, [2.95, 5.0])           # 97.5%, the second one extended
+    assert widened == pytest.approx(5.0 - 1.95)
+    # replicates equal to the estimate up to a few ulps (a constant score, reweighted) are
+    # included in the band without counting as a widening when ulps allows for rounding
+    est = np.array([0.1 + 0.2, 1.0])
+    reps = np.tile([0.3, 1.0], (50, 1))                  # 0.1 + 0.2 != 0.3 in floats
+    lo, hi, widened = bootstrap_interval(est, reps, ulps=16)
+    assert widened == 0.0 and (lo <= est).all() and (est <= hi).all()
+    assert bootstrap_interval(est, reps)[2] > 0          # without the allowance: a gap

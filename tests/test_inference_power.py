@@ -8,6 +8,7 @@ Thresholds are binomial: "most replicates" is a detection rate whose one-sided l
 import numpy as np
 import pytest
 
+from estimators.resampling import bootstrap_interval
 from infodiv.claims import CLAIMS, get_claims
 from infodiv.inference import (
     conditionally_independent,
@@ -19,7 +20,7 @@ from infodiv.inference import (
     wilson_interval,
 )
 from infodiv.inference.claim import Design
-from infodiv.inference.engine import ClaimStatistics, _Detector, bootstrap_interval, evaluate
+from infodiv.inference.engine import ClaimStatistics, _Detector, evaluate
 
 
 def test_wilson_interval_matches_the_closed_form():
@@ -102,7 +103,9 @@ def test_violation_p_values_are_never_nan_when_replicates_do_not_vary():
 
     v = np.array([0.0, -0.5, 0.3])
     dist = np.tile(v, (50, 1))                   # every resample gives the same differences
-    est = Estimate("d", v, (v, v), np.zeros(3), 50, 0, 0.95, 0 * v, (v, v), 2, dist)
+    est = Estimate(statistic=v, low=v, high=v, confidence=0.95, distribution=dist, name="d",
+                   n_bootstrap=50, mc_error=0 * v, ci_mc=(v, v), n_mc=2)
+    assert est.value is v and est.ci[0] is v and est.ci[1] is v
     p = p_negative_normal(est)
     assert np.isfinite(p).all()
     np.testing.assert_allclose(p, [1.0, 1 / 51, 1.0])   # the count p-values

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from infodiv.inference import dependent_ensemble, shuffled_labels
-from infodiv.inference.information_terms import _contain, information_inference
+from infodiv.inference.information_terms import information_inference
 from infodiv.reports.decomposition import decomposition_report
 
 
@@ -120,12 +120,6 @@ def test_model_based_terms_are_flagged_above_entropy_and_at_large_dimension(tmp_
     wide.labels[:] = np.repeat([0, 1], 30)
     wide_inf = information_inference(wide, ("gaussian",), n_resamples=20, n_null=0)
     assert "dimension_too_large" in {f["code"] for f in wide_inf["flags"]}
-
-
-def test_contain_extends_an_interval_to_its_estimate():
-    assert _contain(0.5, (0.1, 0.3)) == ([0.1, 0.5], pytest.approx(0.2))
-    assert _contain(0.2, (0.1, 0.3)) == ([0.1, 0.3], 0.0)
-    assert _contain(-1.0, (0.1, 0.3))[0] == [-1.0, 0.3]
 
 
 def test_decomposition_report_keeps_every_variant_and_the_depth_estimand(tmp_path):

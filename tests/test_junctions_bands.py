@@ -8,7 +8,7 @@ import pytest
 from _report_walk import walk_report
 from scipy.stats import norm
 
-from infodiv.junctions import junction_curves, percentile_band
+from infodiv.junctions import junction_curves
 
 
 @pytest.fixture(scope="module")
@@ -70,20 +70,3 @@ def test_without_resampling_and_bad_sizes(run):
     assert plain.ci is None and "accuracy_ci" not in plain.to_dict()
     with pytest.raises(ValueError, match="n_bootstrap must be 0 or an integer >= 20, got 5"):
         junction_curves(run, n_bootstrap=5)
-
-
-def test_percentile_band_extends_to_the_estimate():
-    reps = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 2.0]])
-    lo, hi, widened = percentile_band([2.0, 5.0], reps)
-    np.testing.assert_allclose(lo, [1.05, 0.05])          # 2.5% quantiles (linear)
-    np.testing.assert_allclose(hi, [2.95, 5.0])           # 97.5%, the second one extended
-    assert widened == pytest.approx(5.0 - 1.95)
-
-
-def test_rounding_is_no_widening():
-    """Replicates equal to the estimate up to a few ulps (a constant score, reweighted) are
-    included in the band without counting as a widening."""
-    est = np.array([0.1 + 0.2, 1.0])
-    reps = np.tile([0.3, 1.0], (50, 1))                  # 0.1 + 0.2 != 0.3 in floats
-    lo, hi, widened = percentile_band(est, reps)
-    assert widened == 0.0 and (lo <= est).all() and (est <= hi).all()

@@ -3,7 +3,7 @@
 import numpy as np
 
 import infodiv.setfunctions.information as information
-from infodiv.inference.replicates import bootstrap_indices
+from estimators.resampling import bootstrap_indices
 from infodiv.setfunctions import ProbeSetFunction, ReadoutSetFunction, split_halves
 from infodiv.setfunctions.base import duplicate_groups
 
@@ -32,7 +32,7 @@ def test_distinct_rows_keep_the_plain_split():
 
 def test_repeats_never_straddle_the_halves():
     u, y = _data()
-    idx = bootstrap_indices(y, np.random.default_rng(1))
+    idx = bootstrap_indices(y.size, np.random.default_rng(1), strata=y)
     uu, yy = u[idx], y[idx]
     groups = duplicate_groups(uu)
     assert groups is not None and groups.max() + 1 == np.unique(idx).size
@@ -54,7 +54,7 @@ def test_resampled_probe_is_not_optimistic(monkeypatch):
         return ProbeSetFunction(uu, yy).scores(np.arange(u.shape[1])).mean()
 
     full = score(u, y)
-    idx = [bootstrap_indices(y, np.random.default_rng(s)) for s in range(12)]
+    idx = [bootstrap_indices(y.size, np.random.default_rng(s), strata=y) for s in range(12)]
     grouped = np.mean([score(u[i], y[i]) for i in idx]) - full
     monkeypatch.setattr(information, "duplicate_groups", lambda rows: None)
     leaky = np.mean([score(u[i], y[i]) for i in idx]) - full

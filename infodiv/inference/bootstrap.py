@@ -15,6 +15,12 @@ population value may lie — the two are never mixed.
 
 Because each outer replicate averages only the pipeline's inner orders, the outer spread also
 contains that Monte-Carlo noise, so the interval is slightly conservative.
+
+The resampling itself is :mod:`estimators.resampling`'s (the class-stratified rows of
+:func:`~estimators.resampling.bootstrap_indices`, the
+:func:`~estimators.resampling.percentile_interval`), and each statistic's result is an
+:class:`Estimate`, an :class:`estimators.resampling.BootstrapResult` that also carries the
+Monte-Carlo error of its point value.
 """
 
 from __future__ import annotations
@@ -25,23 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import norm
 
+from estimators.resampling import BOOTSTRAP_INTERVALS, BootstrapResult, percentile_interval
 from estimators.validation import check_seed_sequence
 
 from .replicates import run_replicates, stack
 
-__all__ = ["Estimate", "BootstrapResult", "ByStatistic", "two_level_bootstrap",
-           "percentile_interval", "p_nonnegative", "p_negative_normal"]
-
-
-def percentile_interval(dist, confidence: float = 0.95):
-    """Percentile interval over axis 0, ignoring failed (NaN) replicates."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    q = [(1 - confidence) / 2, (1 + confidence) / 2]
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        lo, hi = np.nanquantile(np.asarray(dist, dtype=np.float64), q, axis=0)
-    return lo, hi
+__all__ = ["Estimate", "Estimates", "ByStatistic", "two_level_bootstrap", "p_nonnegative",
+           "p_negative_normal"]
 
 
 def p_nonnegative(dist) -> np.ndarray:
@@ -74,23 +70,35 @@ def _num(x):
     return float(x) if x.ndim == 0 else x
 
 
-@dataclass
-class Estimate:
-    """One statistic: point value, example-bootstrap interval and Monte-Carlo error."""
+@dataclass(frozen=True)
+class Estimate(BootstrapResult):
+    """One statistic of a pipeline: its example bootstrap (the fields of
+    :class:`~estimators.resampling.BootstrapResult`: ``statistic``, the interval ``low`` /
+    ``high`` at ``confidence``, the replicates ``distribution``) and the Monte-Carlo error of
+    its point value (``mc_error``, ``ci_mc`` over ``n_mc`` reruns ``mc_runs``; module
+    docstring). ``value``, ``ci`` and ``se`` read the statistic, ``(low, high)`` and the
+    standard error."""
 
-    name: str
-    value: float | np.ndarray
-    ci: tuple
-    se: float | np.ndarray
-    n_bootstrap: int
-    n_failed: int
-    confidence: float
-    mc_error: float | np.ndarray
-    ci_mc: tuple
-    n_mc: int
-    distribution: np.ndarray = field(repr=False, default=None)
+    name: str = ""
+    n_bootstrap: int = 0
+    n_failed: int = 0
+    mc_error: float | np.ndarray = float("nan")
+    ci_mc: tuple = (float("nan"), float("nan"))
+    n_mc: int = 0
     mc_runs: np.ndarray = field(repr=False, default=None)
     interval: str = "percentile"
+
+    @property
+    def value(self):
+        return self.statistic
+
+    @property
+    def ci(self) -> tuple:
+        return self.low, self.high
+
+    @property
+    def se(self):
+        return self.standard_error
 
     @property
     def bootstrap_bias(self):
@@ -127,8 +135,8 @@ class ByStatistic:
 
 
 @dataclass
-class BootstrapResult(ByStatistic):
-    """Estimates by statistic name plus the raw replicates."""
+class Estimates(ByStatistic):
+    """A pipeline's :class:`Estimate` by statistic name, with the failed replicates' errors."""
 
     BY_NAME = "estimates"
 
@@ -146,7 +154,7 @@ class BootstrapResult(ByStatistic):
 def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10,
                         confidence: float = 0.95, stratify: bool = True,
                         interval: str = "percentile", random_state=0, n_jobs=1,
-                        progress: bool = True) -> BootstrapResult:
+                        progress: bool = True) -> Estimates:
     """Example-bootstrap intervals and Monte-Carlo errors of every statistic of ``pipeline``.
 
     Parameters
@@ -174,8 +182,8 @@ def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10
         raise ValueError(f"n_bootstrap must be >= 20 for a percentile interval, got {n_bootstrap}")
     if n_mc < 2:
         raise ValueError(f"n_mc must be >= 2 to estimate a Monte-Carlo error, got {n_mc}")
-    if interval not in ("percentile", "centred"):
-        raise ValueError(f"interval must be 'percentile' or 'centred', got {interval!r}")
+    if interval not in BOOTSTRAP_INTERVALS:
+        raise ValueError(f"interval must be one of {BOOTSTRAP_INTERVALS}, got {interval!r}")
     mc_root, boot_root = check_seed_sequence(random_state).spawn(2)
     mc, mc_err = stack(run_replicates(run, pipeline, "identity", mc_root.spawn(n_mc),
                                       n_jobs=n_jobs, progress="MC reruns" if progress else None))
@@ -190,14 +198,14 @@ def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN statistics stay NaN
             value = np.nanmean(runs, axis=0)
             mc_error = np.nanstd(runs, axis=0, ddof=1) / np.sqrt(np.isfinite(runs).sum(axis=0))
-            se = np.nanstd(dist, axis=0, ddof=1)
             centre = np.nanmean(dist, axis=0)
         lo, hi = percentile_interval(dist, confidence)
         if interval == "centred":
             lo, hi = value + lo - centre, value + hi - centre
         failed = int((~np.isfinite(dist)).reshape(dist.shape[0], -1).any(axis=1).sum())
         estimates[name] = Estimate(
-            name, _num(value), (_num(lo), _num(hi)), _num(se), n_bootstrap, failed, confidence,
-            _num(mc_error), (_num(value - z * mc_error), _num(value + z * mc_error)), n_mc,
-            dist, runs, interval)
-    return BootstrapResult(estimates, n_bootstrap, n_mc, mc_err + errors)
+            statistic=_num(value), low=_num(lo), high=_num(hi), confidence=confidence,
+            distribution=dist, name=name, n_bootstrap=n_bootstrap, n_failed=failed,
+            mc_error=_num(mc_error), ci_mc=(_num(value - z * mc_error), _num(value + z * mc_error)),
+            n_mc=n_mc, mc_runs=runs, interval=interval)
+    return Estimates(estimates, n_bootstrap, n_mc, mc_err + errors)

@@ -21,13 +21,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
-from estimators.resampling import parallel_map
+from estimators.resampling import bootstrap_indices, parallel_map, percentile_interval
 from estimators.validation import check_seed_sequence
 from infodiv.junctions import junction_curves
 from infodiv.tables import fisher_z_mean
-
-from .bootstrap import percentile_interval
-from .replicates import bootstrap_indices
 
 __all__ = ["VARIANTS", "junction_correlations", "fisher_z_average", "correlation"]
 
@@ -83,7 +80,7 @@ def _all_r(series, measures, methods, leave_last):
 
 def _boot_task(task, _rng):
     run, variants, measures, methods, leave_last, seed = task
-    idx = bootstrap_indices(run.labels, np.random.default_rng(seed))
+    idx = bootstrap_indices(len(run.labels), np.random.default_rng(seed), strata=run.labels)
     return _all_r(_series(run.take(idx), variants, measures), measures, methods, leave_last)
 
 

@@ -43,6 +43,8 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from estimators.resampling import bootstrap_interval
+
 from .claim import Claim, Design, Replicate
 from .flags import Flag, check_failures
 from .nulls import infer
@@ -69,24 +71,6 @@ class ClaimStatistics:
     def __call__(self, run, rng) -> dict:
         rep = Replicate(run, self.design, rng)
         return {c.name: c.statistic(rep) for c in self.claims}
-
-
-def bootstrap_interval(value, dist, method: str = "percentile", confidence: float = 0.95):
-    """``(low, high, gap)``: the percentile (or bias-``"centred"``) interval of the replicates
-    ``dist`` of a scalar, extended to contain ``value``; ``gap`` is how far ``value`` lay
-    outside before (0 when inside; module docstring). Failed (NaN) replicates are ignored."""
-    if method not in ("percentile", "centred"):
-        raise ValueError(f"method must be 'percentile' or 'centred', got {method!r}")
-    dist = np.asarray(dist, dtype=np.float64)
-    dist = dist[np.isfinite(dist)]
-    value = float(value)
-    if not dist.size or not np.isfinite(value):
-        return float("nan"), float("nan"), 0.0
-    lo, hi = np.quantile(dist, [(1 - confidence) / 2, (1 + confidence) / 2])
-    if method == "centred":
-        lo, hi = value + lo - dist.mean(), value + hi - dist.mean()
-    gap = max(lo - value, value - hi, 0.0)
-    return float(min(lo, value)), float(max(hi, value)), float(gap)
 
 
 def detect(claim: Claim, stat: dict | None, null, alpha: float) -> bool:

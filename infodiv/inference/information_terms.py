@@ -21,15 +21,18 @@ print as I(U;Y), relevancy and diversity of all members:
   flagged (``information_exceeds_entropy``), as are Eq. 12 bounds outside [0, 1] and a
   dimension too large for n.
 
-Every printed interval contains its estimate (a percentile interval that misses it is extended
-to it and says by how much). :func:`information_lines` renders the markdown;
-:func:`depth_inference` / :func:`depth_lines` give the depth estimand (truncated model vs member
-subsets) of the same report.
+Every printed interval contains its estimate (an interval that misses it is extended to it by
+:func:`estimators.resampling.contain_estimate` and says by how much); the label nulls are
+summarised by :func:`infodiv.inference.nulls.null_summary`. :func:`depth_inference` gives the
+depth estimand (truncated model vs member subsets) of the same report. The markdown of both is
+:mod:`infodiv.reports.information_md`'s.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from estimators.resampling import contain_estimate
 
 from ..information import (
     label_entropy,
@@ -38,13 +41,12 @@ from ..information import (
     set_terms,
     valid_terms,
 )
-from ._text import interval, num
-from .flags import Flag, check_bounds, check_dimension, check_information, summary_lines
-from .verdicts import null_p
+from .flags import check_bounds, check_dimension, check_information
+from .nulls import infer, null_summary
 
 __all__ = ["VALID_METHOD", "MODEL_METHODS", "METHODS", "MODEL_BASED", "ModelBasedTerms",
            "valid_inference", "model_based_inference", "information_inference",
-           "information_lines", "headline_terms", "member_bias", "depth_inference", "depth_lines"]
+           "headline_terms", "member_bias", "depth_inference"]
 
 #: the valid estimator about a discrete label (the default)
 VALID_METHOD = "usable"
@@ -64,24 +66,20 @@ _ABOUT_Y = ("joint",)
 
 
 def _contain(value, ci) -> tuple[list, float]:
-    """``ci`` extended to contain ``value``, and how far ``value`` lay outside (0: inside)."""
-    lo, hi = float(ci[0]), float(ci[1])
-    gap = max(lo - value, value - hi, 0.0)
-    return [min(lo, value), max(hi, value)], float(gap)
+    """``ci`` extended to contain ``value`` and the gap it closed
+    (:func:`estimators.resampling.contain_estimate`), as a JSON list."""
+    lo, hi, gap = contain_estimate(value, ci[0], ci[1])
+    return [lo, hi], gap
 
 
 def _null_block(value, draws, side) -> dict:
-    """Null mean, 2.5–97.5% range, p on ``side`` and the null-corrected value of ``value``."""
-    draws = np.asarray(draws, dtype=np.float64)
-    if not draws.size:
+    """The document's cells of :func:`~infodiv.inference.nulls.null_summary` of ``value``
+    against ``draws`` (``{}`` without draws): null mean, 2.5–97.5% range, p on ``side``."""
+    if not np.size(draws):
         return {}
-    lo, hi = np.quantile(draws, [0.025, 0.975])
-    if side == "two-sided":
-        p = min(1.0, 2 * min(null_p(value, draws, "greater"), null_p(value, draws, "less")))
-    else:
-        p = null_p(value, draws, side)
-    return {"null_mean": float(draws.mean()), "null_interval": [float(lo), float(hi)],
-            "p": float(p), "alternative": side, "n_permutations": int(draws.size)}
+    s = null_summary(value, draws, side).to_dict()
+    return {k: s[k] for k in ("null_mean", "null_interval", "p", "alternative",
+                              "n_permutations")}
 
 
 def member_bias(contrib):
@@ -162,8 +160,6 @@ class ModelBasedTerms:
 def model_based_inference(contrib, method: str, *, n_resamples: int, n_null: int, n_mc: int = 2,
                           seed: int = 0, n_jobs=1) -> tuple[dict, list]:
     """``({term: summary}, flags)`` of one model-based method (module docstring)."""
-    from .nulls import infer
-
     inf = infer(contrib, ModelBasedTerms(copula=method == "copula"), n_bootstrap=n_resamples,
                 n_permutations=n_null, n_mc=n_mc, random_state=seed, n_jobs=n_jobs,
                 progress=False)
@@ -245,102 +241,6 @@ def headline_terms(doc: dict) -> dict:
             "diversity_p": v["diversity"].get("p")}
 
 
-def _g(x) -> str:
-    return num(x, ".3g")
-
-
-def _valid_lines(v: dict) -> list[str]:
-    j, r, d = v["joint"], v["relevancy"], v["diversity"]
-    lines = [f"- I(U;Y) = {_g(j['value'])} bits, 95% interval {interval(j['ci'])}, bracket "
-             f"on I(U;Y) itself {interval(j['bracket'])} (upper side: {j['upper_kind']}; H(Y) = "
-             f"{_g(v['h_y'])}); cross-fitted usable information, families chosen by nested "
-             f"cross-validation: {', '.join(dict.fromkeys(j['families']))}."]
-    if "p" in j:
-        lines.append(f"  Label null ({j['n_permutations']} permutations, whole procedure "
-                     f"rerun): mean {_g(j['null_mean'])}, p = {_g(j['p'])}.")
-    lines.append(f"- relevancy Σ_m I(U_m;Y) = {_g(r['value'])} bits {interval(r['ci'])} (a sum "
-                 f"of M terms, each at most H(Y); largest member {_g(r['max_member'])}; "
-                 f"label-null debiased, raw sum {_g(r['raw'])}).")
-    line = (f"- diversity D = I(U;Y) − Σ_m I(U_m;Y) = {_g(d['value'])} bits "
-            f"{interval(d['ci'])} (paired bootstrap)")
-    if "p" in d:
-        line += (f"; label null mean {_g(d['null_mean'])} {interval(d['null_interval'])}, "
-                 f"null-corrected {_g(d['corrected'])} {interval(d['corrected_ci'])}, "
-                 f"p = {_g(d['p'])} (two-sided)")
-    lines.append(line + ".")
-    lines.append(f"- Eq. 12: {_g(v['bound_lower']['value'])} ≤ P(error of the best classifier "
-                 f"of U) ≤ {_g(v['bound_upper']['value'])} — bounds on the Bayes error given "
-                 "U, not on the model's own argmax error.")
-    p = v.get("prefix")
-    if p:
-        st = p["steps"]
-        lines.append(f"- Theorems 5–6 along the depth order (prefix sizes {p['sizes']}): "
-                     f"I = {', '.join(_g(x) for x in p['joint'])} bits ({st['n_falls']} of "
-                     f"{st['n_steps']} steps fall, {st['n_falls_beyond_intervals']} beyond "
-                     f"their intervals; the true I cannot fall); D = "
-                     f"{', '.join(_g(x) for x in p['diversity'])} bits (free to move).")
-    return lines
-
-
-def _marks(flags: list, method: str, term: str) -> str:
-    """`` [FLAG code]`` of the flags on ``term`` of ``method`` (its own, the dimension's, the
-    bounds' for a bound)."""
-    base = f"information ({method}, model-based)"
-    codes = [f["code"] for f in flags if f["where"] == f"{base}: {term}"
-             or (f["where"] == base and (f["code"] == "dimension_too_large"
-                                         or term.startswith("bound")))]
-    return "".join(f" [FLAG {c}]" for c in dict.fromkeys(codes))
-
-
-def _model_rows(method: str, terms: dict, flags: list) -> list:
-    rows = []
-    for term in ("joint", "relevancy", "redundancy", "conditional_redundancy", "diversity",
-                 "bound_lower", "bound_upper"):
-        s = terms.get(term)
-        if not s:
-            continue
-        rows.append([method, term + _marks(flags, method, term), _g(s["value"]),
-                     interval(s["ci"]),
-                     f"{_g(s.get('corrected'))} {interval(s.get('corrected_ci'))}"
-                     if "corrected" in s else "–",
-                     f"{_g(s.get('null_mean'))}, p = {_g(s.get('p'))}" if "p" in s else "–"])
-    return rows
-
-
-def information_lines(doc: dict) -> list[str]:
-    """Markdown of a document's ``information_inference`` (valid terms first, model-based
-    ones in a labelled table with their flags, then the flag summary)."""
-    from ..reports.markdown import md_table
-
-    inf = doc.get("information_inference") or {}
-    if not inf.get("methods"):
-        return []
-    lines = [f"H(Y) = {_g(inf['h_y'])} bits; measured error of the model's own logits "
-             f"{_g(inf['model_error'])}.", ""]
-    v = inf["methods"].get(VALID_METHOD)
-    if v is not None:
-        lines += (["### Usable information (valid for a discrete label)", ""]
-                  + ([f"- failed: {v['error']}"] if "error" in v else _valid_lines(v)) + [""])
-    rows = []
-    for method in MODEL_METHODS:
-        terms = inf["methods"].get(method)
-        if terms is None:
-            continue
-        if "error" in terms:
-            rows.append([method, f"failed: {terms['error']}", "", "", "", ""])
-            continue
-        rows += _model_rows(method, terms, inf.get("flags", []))
-    if rows:
-        st = inf["settings"]
-        lines += ["### Model-based terms (Gaussian / copula: not valid for a discrete label)",
-                  "", f"{MODEL_BASED[0].upper()}{MODEL_BASED[1:]}. B = {st['n_resamples']} "
-                  f"refitted example resamples, K = {max(19, st['n_null'])} label "
-                  "permutations.", ""]
-        lines += md_table(["method", "term", "observed", "95% CI", "null-corrected [95% CI]",
-                           "null mean, p"], rows) + [""]
-    return lines + [*summary_lines([Flag(**f) for f in inf.get("flags", [])]), ""]
-
-
 # ---------------------------------------------------------------------------- depth estimand
 def depth_inference(contrib, *, n_resamples: int = 100, n_null: int = 100, seed: int = 0,
                     n_jobs=1) -> dict:
@@ -348,7 +248,6 @@ def depth_inference(contrib, *, n_resamples: int = 100, n_null: int = 100, seed:
     cross-entropy with example-bootstrap bands, and the slope of their junction increments
     under the bootstrap and the label null (:class:`~infodiv.inference.depth.DepthPipeline`)."""
     from .depth import DEPTH_LABELS, DepthPipeline, depth_curves
-    from .nulls import infer
 
     base = depth_curves(contrib)
     out = {"k": base["k"].tolist(), "labels": base["labels"], "units": base["units"],
@@ -370,23 +269,3 @@ def depth_inference(contrib, *, n_resamples: int = 100, n_null: int = 100, seed:
         out["measures"][measure] = entry
     out["settings"] = {"n_resamples": n_resamples, "n_null": max(19, n_null), "seed": seed}
     return out
-
-
-def depth_lines(doc: dict) -> list[str]:
-    """Markdown: the two depth estimands named apart, with the increment slopes' inference."""
-    d = doc.get("depth")
-    if not d:
-        return []
-    lines = ["## Depth: truncated model vs member subsets", "",
-             f"- {d['labels']['truncated_model']}: the model cut after junction k;",
-             f"- {d['labels']['member_subsets']}: the same members at the full residual's "
-             "scale (what arbitrary member sets are read as).", ""]
-    for measure, entry in d["measures"].items():
-        for key in ("truncated_model", "member_subsets"):
-            s = entry[key]["increment_slope"]
-            lines.append(f"- {measure}, {key.replace('_', ' ')}: value at the last junction "
-                         f"{_g(entry[key]['values'][-1])} (first {_g(entry[key]['values'][0])});"
-                         f" slope of the increments {_g(s['value'])} {interval(s['ci'])}, "
-                         f"null-corrected {_g(s.get('corrected'))} "
-                         f"{interval(s.get('corrected_ci'))}, p = {_g(s.get('p'))}.")
-    return lines + [""]

@@ -1,10 +1,11 @@
 """Label-permutation nulls of a whole pipeline, and null-corrected estimates.
 
 :func:`permutation_null` shuffles Y (class counts kept), reruns the whole pipeline K times and
-reports for every statistic: the observed value, the null mean and sd, the null 2.5–97.5%
-range, the permutation p-values ``p_greater = (1 + #{null ≥ obs}) / (1 + K)``, ``p_less``
-(mirror) and ``p_two_sided = min(1, 2·min)`` (Phipson & Smyth 2010, never 0), the p of the
-statistic's own direction (``pipeline.directions``, default ``"greater"``) and the
+reports for every statistic (:func:`null_summary`, the one summary of a null's draws): the
+observed value, the null mean and sd, the null 2.5–97.5% range, the permutation p-values
+``p_greater = (1 + #{null ≥ obs}) / (1 + K)``, ``p_less`` (mirror) and
+``p_two_sided = min(1, 2·min)`` (Phipson & Smyth 2010, never 0), the p of the statistic's own
+direction (``pipeline.directions``, default ``"greater"``) and the
 null-corrected value ``obs − mean(null)``.
 
 Estimator bias at D ≈ 61 with a few hundred examples per class is of the size of the effects
@@ -25,15 +26,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimators.resampling import percentile_interval
 from estimators.validation import check_seed_sequence
 
-from .bootstrap import BootstrapResult, ByStatistic, percentile_interval, two_level_bootstrap
+from .bootstrap import ByStatistic, Estimates, two_level_bootstrap
 from .replicates import run_replicates, stack
 
-__all__ = ["NullSummary", "NullResult", "permutation_null", "null_corrected", "infer",
-           "Inference", "ALTERNATIVES"]
+__all__ = ["NullSummary", "NullResult", "null_summary", "permutation_null", "null_corrected",
+           "infer", "Inference", "ALTERNATIVES", "NULL_RANGE"]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
+#: quantile levels of a null's reported range (its central 95%)
+NULL_RANGE = (0.025, 0.975)
 
 
 @dataclass
@@ -88,21 +92,31 @@ class NullResult(ByStatistic):
                                if np.ndim(v.observed) == 0}}
 
 
-def _summaries(name, observed, null, alternative, n_perm):
+def null_summary(observed, draws, alternative: str = "greater", *, name: str = "",
+                 n_permutations: int | None = None) -> NullSummary:
+    """An observed statistic against its null ``draws`` (``[K]`` or ``[K, ...]``, failed draws
+    NaN and ignored): the null mean, sd and :data:`NULL_RANGE` range over the finite draws,
+    ``p_greater = (1 + #{null ≥ obs}) / (1 + K_finite)``, ``p_less`` (mirror) and
+    ``p_two_sided = min(1, 2·min)`` (Phipson & Smyth 2010, never 0), the p of ``alternative``
+    and the null-corrected value (module docstring). ``n_permutations`` defaults to K."""
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     obs = np.asarray(observed, dtype=np.float64)
+    null = np.asarray(draws, dtype=np.float64)
     ok = np.isfinite(null)
     k = ok.sum(axis=0)
     greater = (1 + ((null >= obs) & ok).sum(axis=0)) / (1 + k)
     less = (1 + ((null <= obs) & ok).sum(axis=0)) / (1 + k)
-    lo, hi = percentile_interval(null, 0.95)
     with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN entries stay NaN
+        lo, hi = np.nanquantile(null, NULL_RANGE, axis=0)
         mean, sd = np.nanmean(null, axis=0), np.nanstd(null, axis=0, ddof=1)
     failed = int((~ok).reshape(null.shape[0], -1).any(axis=1).sum())
     conv = (lambda a: float(a)) if obs.ndim == 0 else np.asarray
     return NullSummary(name, conv(obs), conv(mean), conv(sd), conv(lo), conv(hi), conv(greater),
                        conv(less), conv(np.minimum(1.0, 2 * np.minimum(greater, less))),
-                       alternative, n_perm, failed, null)
+                       alternative, null.shape[0] if n_permutations is None else n_permutations,
+                       failed, null)
 
 
 def permutation_null(run, pipeline, *, n_permutations: int = 200, observed: dict | None = None,
@@ -124,8 +138,8 @@ def permutation_null(run, pipeline, *, n_permutations: int = 200, observed: dict
     null, errors = stack(run_replicates(run, pipeline, "permutation",
                                         perm_root.spawn(n_permutations), n_jobs=n_jobs,
                                         progress="label permutations" if progress else None))
-    out = {name: _summaries(name, observed[name], dist, directions.get(name, "greater"),
-                            n_permutations)
+    out = {name: null_summary(observed[name], dist, directions.get(name, "greater"), name=name,
+                              n_permutations=n_permutations)
            for name, dist in null.items() if name in observed}
     return NullResult(out, n_permutations, errors)
 
@@ -147,7 +161,7 @@ def null_corrected(estimate, null: NullSummary) -> dict:
 class Inference:
     """A pipeline's two-level bootstrap and its label-permutation null, side by side."""
 
-    bootstrap: BootstrapResult
+    bootstrap: Estimates
     null: NullResult | None
 
     def summary(self, name) -> dict:

@@ -17,35 +17,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators.resampling import bootstrap_indices as resample_rows
-from estimators.resampling import parallel_map
+from estimators.resampling import bootstrap_indices, parallel_map
 
 from .surrogates import with_arrays
 
-__all__ = ["bootstrap_indices", "run_replicates", "stack"]
+__all__ = ["run_replicates", "stack"]
 
 KINDS = ("identity", "bootstrap", "permutation")
-
-
-def bootstrap_indices(labels, rng, *, stratify: bool = True) -> np.ndarray:
-    """Example indices of one bootstrap resample (with replacement).
-
-    ``stratify=True`` draws each class's count from that class, so every resample keeps the
-    class counts (estimators that need per-class samples stay defined).
-    """
-    y = np.asarray(labels)
-    if not stratify:
-        return np.sort(resample_rows(y.size, rng))
-    parts = [rows[resample_rows(rows.size, rng)]
-             for rows in (np.flatnonzero(y == c) for c in np.unique(y))]
-    return np.sort(np.concatenate(parts))
 
 
 def _one(run, pipeline, kind, seed, stratify):
     data_seed, inner_seed = seed.spawn(2)
     data_rng = np.random.default_rng(data_seed)
     if kind == "bootstrap":
-        run = run.take(bootstrap_indices(run.labels, data_rng, stratify=stratify))
+        y = np.asarray(run.labels)
+        idx = bootstrap_indices(y.size, data_rng, strata=y if stratify else None)
+        run = run.take(np.sort(idx))
     elif kind == "permutation":
         run = with_arrays(run, labels=data_rng.permutation(run.labels))
     try:
@@ -64,7 +51,8 @@ def run_replicates(run, pipeline, kind: str, seeds, *, stratify: bool = True, n_
     """``pipeline`` on one copy of ``run`` per seed (a list of ``SeedSequence``).
 
     ``kind``: ``"identity"`` (the run itself: inner randomness only), ``"bootstrap"``
-    (examples resampled, :func:`bootstrap_indices`) or ``"permutation"`` (labels permuted).
+    (examples resampled within each class when ``stratify``, in sorted order,
+    :func:`estimators.resampling.bootstrap_indices`) or ``"permutation"`` (labels permuted).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")

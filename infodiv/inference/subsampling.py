@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators.resampling import parallel_map
+from estimators.resampling import bootstrap_indices, parallel_map, percentile_interval
 from estimators.validation import check_seed_sequence
-
-from .bootstrap import percentile_interval
-from .replicates import bootstrap_indices
 
 __all__ = ["subsample_extrapolation", "extrapolate_inverse_n", "stratified_subsample"]
 
@@ -57,7 +54,8 @@ def _levels(run, statistic, fractions, n_subsamples, rng):
 def _replicate(task, _rng):
     run, statistic, fractions, n_subsamples, seed = task
     idx_seed, sub_seed = seed.spawn(2)
-    boot = run.take(bootstrap_indices(run.labels, np.random.default_rng(idx_seed)))
+    boot = run.take(bootstrap_indices(len(run.labels), np.random.default_rng(idx_seed),
+                                      strata=run.labels))
     try:
         ns, means = _levels(boot, statistic, fractions, n_subsamples,
                             np.random.default_rng(sub_seed))

@@ -10,7 +10,7 @@ premise holds there. Both curves use the same R orders; the control is averaged 
 permutation draws.
 
 The band: B class-stratified bootstrap resamples of the rows
-(:func:`infodiv.inference.replicates.bootstrap_indices`). For a set function with per-example
+(:func:`estimators.resampling.bootstrap_indices`). For a set function with per-example
 scores (every objective but ``mi_knn``) each replicate reweights the per-example scores of
 the mean curve, ``f̄_b(k) = Σ_i w_bi s̄_i(k) / n`` with ``w_b`` the resample's counts and
 ``s̄_i(k)`` example i's score averaged over the R orders (fits such as the calibration are not
@@ -19,7 +19,9 @@ redone: the band is conditional on them). The control's replicate also resamples
 (``mi_knn``) is refused: a band for it would resample rows and re-estimate, and repeated rows
 bias kNN estimates upwards. The band is the 2.5–97.5% percentile interval of the replicates
 (Efron & Tibshirani 1993, ch. 13); where the mean falls outside it, the band is extended to the
-mean and the largest extension is reported (``widened``; :func:`infodiv.junctions.percentile_band`).
+mean and the largest extension is reported (``widened``;
+:func:`estimators.resampling.bootstrap_interval`, rounding within
+:data:`infodiv.junctions.BAND_ULPS` not counted).
 
 The reference line: for accuracy the majority-class rate, for cross-entropy the entropy H(Y)
 of the class frequencies (the loss of always predicting them, bits), for the Brier score
@@ -30,10 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimators.resampling import bootstrap_indices, bootstrap_interval
+
 from ..curves import order_scores
-from ..inference.replicates import bootstrap_indices
 from ..inference.surrogates import conditionally_independent
-from ..junctions import percentile_band
+from ..junctions import BAND_ULPS
 from ..setfunctions import make_set_function
 from .figures import _titled, new_figure, save_figure
 
@@ -145,15 +148,18 @@ def answer_curves(run, objective: str = "accuracy", *, n_orders: int = 50,
     real = _mean_scores(f, orders)
     controls = np.stack([_mean_scores(fc, orders) for fc in fcs])
     mean_real, mean_ctrl = real.mean(axis=1), controls.mean(axis=(0, 2))
-    counts = np.stack([np.bincount(bootstrap_indices(run.labels, boot_rng),
+    y = np.asarray(run.labels)
+    counts = np.stack([np.bincount(bootstrap_indices(y.size, boot_rng, strata=y),
                                    minlength=f.n_examples) for _ in range(n_bootstrap)])
     reps = _per_example_reps(real, controls, counts.astype(np.float64), boot_rng)
     band = ("example bootstrap (class-stratified rows resampled, per-example scores "
             "reweighted, fits kept; the control also over its permutation draws), percentile")
     return {"objective": objective, "units": f.units,
             "greater_is_better": bool(f.greater_is_better), "k": list(range(m + 1)),
-            "real": _curve(mean_real, *percentile_band(mean_real, reps[0], confidence)),
-            "control": _curve(mean_ctrl, *percentile_band(mean_ctrl, reps[1], confidence)),
+            "real": _curve(mean_real, *bootstrap_interval(
+                mean_real, reps[0], confidence=confidence, ulps=BAND_ULPS)),
+            "control": _curve(mean_ctrl, *bootstrap_interval(
+                mean_ctrl, reps[1], confidence=confidence, ulps=BAND_ULPS)),
             "reference": reference,
             "n_examples": int(f.n_examples), "n_members": int(m), "n_orders": int(n_orders),
             "n_controls": int(n_controls), "n_bootstrap": int(n_bootstrap),

@@ -5,9 +5,8 @@ power) and the point estimates; numbers rounded for reading, all of them in ``re
 
 from __future__ import annotations
 
-from ..inference._text import interval, num
 from ..inference.flags import Flag, summary_lines
-from .markdown import fmt, fmt_list
+from .markdown import fmt, fmt_list, interval
 
 __all__ = ["curves_markdown", "record_line", "flag_records"]
 
@@ -16,20 +15,20 @@ def record_line(name: str, r: dict) -> str:
     """One verdict record as a markdown bullet: verdict and power, then its numbers."""
     text = (r.get("extra") or {}).get("report_text") or r["text"]   # a report says its numbers
     line = (f"- **{name.replace('_', ' ')}**: {text}. {r['statistic']}: "
-            f"{num(r['estimate'], '.3g')}")
+            f"{fmt(r['estimate'], '.3g')}")
     if r.get("units"):
         line += f" {r['units']}"
     if r.get("interval"):
         line += f" {interval(r['interval'])} ({r['interval_method']}, B = {r['n_bootstrap']})"
     if r.get("null_mean") is not None:
-        line += (f"; shuffled-label null mean {num(r['null_mean'], '.3g')} "
+        line += (f"; shuffled-label null mean {fmt(r['null_mean'], '.3g')} "
                  f"{interval(r.get('null_interval'))} (K = {r['n_permutations']}), "
-                 f"null-corrected {num(r['corrected'], '.3g')} "
+                 f"null-corrected {fmt(r['corrected'], '.3g')} "
                  f"{interval(r.get('corrected_interval'))}")
     if r.get("p") is not None:
-        line += f"; p = {num(r['p'], '.3g')}"
+        line += f"; p = {fmt(r['p'], '.3g')}"
     if r.get("mc_error") is not None:
-        line += f"; Monte-Carlo error (orders) {num(r['mc_error'], '.2g')}"
+        line += f"; Monte-Carlo error (orders) {fmt(r['mc_error'], '.2g')}"
     return line + f" (rule: {r['rule']})."
 
 

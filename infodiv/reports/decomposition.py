@@ -30,17 +30,12 @@ import numpy as np
 
 from estimators import bias_diversity, bias_variance_covariance, paper_eq14
 
-from ..inference.information_terms import (
-    VALID_METHOD,
-    depth_inference,
-    depth_lines,
-    information_inference,
-    information_lines,
-)
-from ..inference.variant_figures import figure3_lines, figures_in_every_variant
+from ..inference.information_terms import VALID_METHOD, depth_inference, information_inference
 from ..runs import ensemble_arrays, run_names
+from .information_md import depth_lines, information_lines
 from .markdown import fmt_pairs, md_table
 from .serialize import write_json
+from .variant_figures import figure3_lines, figures_in_every_variant
 
 __all__ = ["VARIANTS", "ensemble_terms", "information_terms", "decomposition_report",
            "decomposition_markdown"]
@@ -188,7 +183,7 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_ME
     every_variant : bool, default True
         Figures 3/5/7 in every variant (logit, probability, Eq. 14; scale mean and sum),
         the Figure-3 p-values from ``max(20, inference)`` example resamples with the series
-        recomputed (:func:`infodiv.inference.variant_figures.figures_in_every_variant`;
+        recomputed (:func:`infodiv.reports.variant_figures.figures_in_every_variant`;
         seven more figures, several seconds; False skips them: ``infodiv decompose
         --no-every-variant``).
 

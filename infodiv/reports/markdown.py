@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["md_table", "fmt", "fmt_pairs", "fmt_list", "fill_numbers"]
+__all__ = ["md_table", "fmt", "fmt_pairs", "fmt_list", "interval", "fill_numbers"]
 
 
 def md_table(columns, rows) -> list[str]:
@@ -20,6 +20,11 @@ def md_table(columns, rows) -> list[str]:
 def fmt(value, spec: str = ".4g") -> str:
     """One number formatted by ``spec``; None (a non-finite number in JSON) as ``nan``."""
     return "nan" if value is None else f"{value:{spec}}"
+
+
+def interval(ci, spec: str = ".3g") -> str:
+    """``[low, high]`` formatted by ``spec`` (``[nan, nan]`` without an interval)."""
+    return "[" + ", ".join(fmt(x, spec) for x in ci) + "]" if ci else "[nan, nan]"
 
 
 def fmt_pairs(d: dict, spec: str = ".4g") -> str:

@@ -7,7 +7,8 @@ space and the paper's Eq. 14, each with member scale ``mean`` (the paper) and ``
 model) — gets its own junction-curve figure (fixed-scale and logit-lens readouts; the variant is
 printed in the title) and its Figure-3 correlations, whose p-values come from the example
 bootstrap with the series recomputed, with the last 1 and 5 junction points left out beside
-them (:func:`~infodiv.inference.correlations.junction_correlations`). In the Figure-3 heat map
+them (:func:`~infodiv.inference.correlations.junction_correlations`, which computes them;
+this module draws and prints them). In the Figure-3 heat map
 each panel is one variant, the columns are "all points" and the leave-last-k-out series, and a
 star marks a bootstrap p < 0.05.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .correlations import VARIANTS, junction_correlations
+from ..inference.correlations import VARIANTS, junction_correlations
 
 __all__ = ["figures_in_every_variant", "figure3_lines", "DEFAULT_VARIANT"]
 
@@ -33,8 +34,8 @@ def figures_in_every_variant(contrib, out, *, n_bootstrap: int = 100, leave_last
     defaults) is the figure ``junction_curves.png`` the decomposition report already draws, so
     it is listed under that name instead of being drawn a second time."""
     from ..junctions import junction_curves
-    from ..reports.figures import plot_correlations, plot_junction_curves
     from ..tables import Table
+    from .figures import plot_correlations, plot_junction_curves
 
     out = Path(out)
     files = []
@@ -64,7 +65,7 @@ def figures_in_every_variant(contrib, out, *, n_bootstrap: int = 100, leave_last
 
 def figure3_lines(doc: dict) -> list[str]:
     """Markdown: Figure-3 correlations per variant (Pearson), bootstrap p beside the naive one."""
-    from ..reports.markdown import md_table
+    from .markdown import md_table
 
     fig = doc.get("figures_every_variant")
     if not fig:
