@@ -10,6 +10,17 @@ a package that re-exports it, so those implicit edges are not counted; instead
 :func:`test_analysis_entry_points_import_in_a_fresh_interpreter` imports the analysis layer's
 packages first thing in a new interpreter, which fails on a circular import through an
 ``__init__``.
+
+On the same graph the layers of DESIGN.md section 1 are checked, each module's layer read from
+its path (:func:`layer`): ``estimators`` < ``extraction`` < core (the top-level ``infodiv``
+modules, ``setfunctions``, ``data``) < inference (``inference``, ``claims``: statistics only)
+< ``reports`` < ``study`` < commands (``commands``, ``cli``) < experiments (``experiments``;
+a package named ``zoo`` counts as the experiments too). Every import points to the importer's
+layer or one below (:func:`upward_edges`); the one exception is the command that runs the
+experiments (:data:`MAY_IMPORT_EXPERIMENTS`). The experiments sit above the library and import
+no command (:func:`experiment_command_edges`), and no module of ``infodiv`` hides an import
+from the graph behind ``importlib.import_module`` (:func:`dynamic_imports`; the CLI's lazy
+command table is the exception).
 """
 
 from __future__ import annotations
@@ -131,6 +142,112 @@ def test_the_graph_sees_function_level_relative_and_submodule_imports(tmp_path):
     assert find_cycle(import_graph(tmp_path, ["p"])) == ["p.a", "p.sub.c", "p.b", "p.a"]
     (pkg / "b.py").write_text("import importlib\n\nA = importlib.import_module('p.a')\n")
     assert find_cycle(import_graph(tmp_path, ["p"])) == ["p.a", "p.sub.c", "p.b", "p.a"]
+
+
+#: the layers of the three packages, lowest first (module docstring)
+LAYERS = ("estimators", "extraction", "core", "inference", "reports", "study", "commands",
+          "experiments")
+#: the layer of each sub-package (or module) of ``infodiv``; the others are core
+SUBPACKAGE_LAYERS = {"inference": "inference", "claims": "inference", "reports": "reports",
+                     "study": "study", "commands": "commands", "cli": "commands",
+                     "experiments": "experiments", "zoo": "experiments"}
+#: library modules that may import the experiments: the command that runs them
+MAY_IMPORT_EXPERIMENTS = {"infodiv.commands.zoo", "infodiv.cli"}
+#: library modules that may import a module by a computed name: the CLI's lazy command table
+MAY_IMPORT_DYNAMICALLY = {"infodiv.cli"}
+
+
+def layer(module: str) -> str:
+    """The layer of a dotted module name, read from its path (module docstring)."""
+    top, _, rest = module.partition(".")
+    if top != "infodiv":
+        return top
+    return SUBPACKAGE_LAYERS.get(rest.partition(".")[0], "core")
+
+
+def upward_edges(graph: dict) -> list[str]:
+    """``"a (layer) -> b (layer)"`` for every import of ``graph`` into a higher layer (the
+    allowed imports of the experiments aside)."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    return [f"{a} ({layer(a)}) -> {b} ({layer(b)})"
+            for a in sorted(graph) for b in sorted(graph[a])
+            if rank[layer(b)] > rank[layer(a)]
+            and not (a in MAY_IMPORT_EXPERIMENTS and layer(b) == "experiments")]
+
+
+def experiment_command_edges(graph: dict) -> list[str]:
+    """``"a -> b"`` for every import of an experiments module into the commands."""
+    return [f"{a} -> {b}" for a in sorted(graph) for b in sorted(graph[a])
+            if layer(a) == "experiments" and layer(b) == "commands"]
+
+
+def dynamic_imports(root: Path, packages) -> list[str]:
+    """``"module:line"`` of every ``importlib.import_module(...)`` or ``__import__(...)`` call in
+    a module of ``infodiv`` (:data:`MAY_IMPORT_DYNAMICALLY` aside): a module imported by name
+    escapes the layer check when the name is computed."""
+    out = []
+    for module, (path, _) in sorted(module_files(root, packages).items()):
+        if not module.startswith("infodiv") or module in MAY_IMPORT_DYNAMICALLY:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and (
+                    getattr(node.func, "attr", None) == "import_module"
+                    or getattr(node.func, "id", None) in ("import_module", "__import__")):
+                out.append(f"{module}:{node.lineno}")
+    return out
+
+
+def test_every_import_points_down_the_layers():
+    graph = import_graph(ROOT, PACKAGES)
+    assert {layer(m) for m in graph} >= set(LAYERS) - {"study", "experiments"}
+    bad = upward_edges(graph)
+    assert not bad, f"{len(bad)} import(s) into a higher layer:\n" + "\n".join(bad)
+
+
+def test_the_experiments_import_no_command():
+    graph = import_graph(ROOT, PACKAGES)
+    bad = experiment_command_edges(graph)
+    assert not bad, "experiments importing commands:\n" + "\n".join(bad)
+
+
+def test_no_module_imports_by_a_computed_name():
+    bad = dynamic_imports(ROOT, PACKAGES)
+    assert not bad, "importlib.import_module / __import__ in infodiv: " + ", ".join(bad)
+
+
+def test_the_layer_rule_names_every_edge_that_points_up(tmp_path):
+    """A tree with one import up from each of three layers (a function-level relative one, an
+    ``import_module`` with a literal name among them) and allowed imports down: exactly the
+    three are named; the experiments' import of a command and the dynamic import are found."""
+    files = {
+        "estimators/__init__.py": "",
+        "estimators/core.py": "import infodiv.junctions\n",               # base -> core
+        "extraction/__init__.py": "from estimators import core\n",         # down: allowed
+        "infodiv/__init__.py": "",
+        "infodiv/junctions.py": "def f():\n    from .inference import bootstrap\n",
+        "infodiv/inference/__init__.py": "",
+        "infodiv/inference/bootstrap.py": "from ..junctions import f\n",   # down: allowed
+        "infodiv/reports/__init__.py": "",
+        "infodiv/reports/canvas.py": ("import importlib\n\n"
+                                      "R = importlib.import_module('infodiv.commands.run')\n"),
+        "infodiv/commands/__init__.py": "",
+        "infodiv/commands/run.py": "from ..reports import canvas\n",       # down: allowed
+        "infodiv/commands/zoo.py": "from infodiv.experiments import train\n",   # allowed
+        "infodiv/experiments/__init__.py": "",
+        "infodiv/experiments/train.py": "from infodiv.commands import run\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph = import_graph(tmp_path, PACKAGES)
+    assert upward_edges(graph) == [
+        "estimators.core (estimators) -> infodiv.junctions (core)",
+        "infodiv.junctions (core) -> infodiv.inference.bootstrap (inference)",
+        "infodiv.reports.canvas (reports) -> infodiv.commands.run (commands)"]
+    assert experiment_command_edges(graph) == ["infodiv.experiments.train -> infodiv.commands.run"]
+    assert dynamic_imports(tmp_path, PACKAGES) == ["infodiv.reports.canvas:3"]
+    assert layer("infodiv.zoo.train") == layer("infodiv.experiments.train") == "experiments"
+    assert layer("infodiv.setfunctions.base") == layer("infodiv") == "core"
 
 
 #: the largest module the three packages allow (DESIGN: small modules, under ~400 lines)
