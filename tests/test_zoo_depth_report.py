@@ -354,28 +354,29 @@ def test_gap_regression_interval_resamples_the_pairs():
     assert g["r"] == pytest.approx(np.corrcoef(*zip(*gaps))[0, 1])
 
 
-def test_a_stale_report_claim_is_recomputed_alone(grid, report, capsys):
-    """A stored analysis whose key differs only by an older report version keeps every record
-    but the report claims', which are recomputed (and Theorem 8's I(U;Y) is then the fit of
-    the model's information terms: one value on the page)."""
+def test_a_stored_analysis_of_another_key_is_recomputed_whole(grid, report, capsys):
+    """A stored analysis whose key differs (here: an older code version) is recomputed whole,
+    never patched, and the log says why; the others are reused (and Theorem 8's I(U;Y) is the
+    fit of the model's information terms: one value on the page)."""
     from infodiv.cli import main
-    from infodiv.experiments.depth_analysis import REPORT_VERSION
+    from infodiv.experiments.depth_analysis import ANALYSIS_VERSION
 
     out, _ = report
     path = grid / "analysis" / f"{NAMES[1]}.json"
+    fresh = {k: v for k, v in json.loads(path.read_text()).items() if k != "cpu_s"}
     doc = json.loads(path.read_text())
-    before = {k: v for k, v in doc["verdicts"].items() if k != "theorem8"}
-    doc["key"].pop("report_version")                    # written before the field
+    doc["key"]["version"] = ANALYSIS_VERSION - 1
     doc["verdicts"]["theorem8"]["extra"]["mi"] = -1.0
+    doc["figures"]["accuracy"] = -1.0
     path.write_text(json.dumps(doc))
     capsys.readouterr()
     assert main(["zoo", "depth-report", str(grid), "--out", str(out), *SIZES]) == 0
     said = capsys.readouterr().out
-    assert f"report claims recomputed (report version 1 -> {REPORT_VERSION})" in said
+    assert f"{NAMES[1]}: stored analysis of another key (code version); recomputed whole" in said
     assert said.count("already analysed, reused") == 2
     new = json.loads(path.read_text())
-    assert new["key"]["report_version"] == REPORT_VERSION
-    assert {k: v for k, v in new["verdicts"].items() if k != "theorem8"} == before
+    assert new["key"]["version"] == ANALYSIS_VERSION
+    assert {k: v for k, v in new.items() if k != "cpu_s"} == fresh
     t8 = new["verdicts"]["theorem8"]["extra"]
     assert t8["mi"] == pytest.approx(new["information"]["joint"], rel=0, abs=1e-12)
     assert [t8["mi_interval_low"], t8["mi_interval_high"]] == pytest.approx(

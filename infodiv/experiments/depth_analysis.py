@@ -29,9 +29,9 @@ For a finished model folder (``<root>/models/<name>/model``) and the root's held
    (:mod:`infodiv.experiments.depth_across`).
 
 The result is one JSON per model, ``<dest>/<name>.json``, with the process CPU seconds of each
-stage; a rerun reuses it when the extraction (fingerprint), the settings and the resamples are
-the same (:func:`analyse_model`), and recomputes only the report claims' records when nothing
-but their statistic changed (:data:`REPORT_VERSION`).
+stage, under one key: the code version (:data:`ANALYSIS_VERSION`), the extraction
+(fingerprint), the settings and the shared resamples. A rerun reuses a stored analysis of the
+same key and recomputes one of another key whole (:func:`analyse_model`).
 """
 
 from __future__ import annotations
@@ -47,16 +47,13 @@ import numpy as np
 
 from .checks import at_least, check_int_fields, non_negative, positive
 
-__all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION",
-           "REPORT_VERSION", "model_info", "point_figures", "resample_figures", "information",
-           "claims_for", "verdicts", "report_verdicts", "analyse_model"]
+__all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
+           "point_figures", "resample_figures", "information", "claims_for", "verdicts",
+           "report_verdicts", "analyse_model"]
 
-#: bumped whenever what a per-model JSON holds changes (older files are recomputed); 2: the
-#: redundancy claims' power on copies planted over the conditionally independent members
-ANALYSIS_VERSION = 2
-#: bumped whenever a report claim's statistic changes (only those records are recomputed on a
-#: stored analysis); 2: Theorem 8 reads the fit of the information terms (offset, folds)
-REPORT_VERSION = 2
+#: the code version of a per-model JSON, part of its key: bumped whenever what it holds or how
+#: any of it is computed changes (a stored analysis of another key is recomputed whole)
+ANALYSIS_VERSION = 3
 #: claims tested on every model (infodiv.claims), in report order
 CLAIM_NAMES = ("diminishing_returns", "dr_mean_difference_positive", "violations",
                "diversity_effect", "premise", "redundancy_cost", "gains_vs_control")
@@ -272,8 +269,10 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
     """The analysis of the finished model ``folder`` on the held-out task ``held`` (module
     docstring), stored in ``dest/<name>.json``; returns ``(analysis, reused)``.
 
-    Reused without recomputation when the stored file has the same key: analysis version,
-    extraction fingerprint, ``settings`` and a digest of the shared resamples ``indices``.
+    Reused without recomputation when the stored file has the same key: code version
+    (:data:`ANALYSIS_VERSION`), extraction fingerprint, ``settings`` and a digest of the shared
+    resamples ``indices``; a stored file of another key is recomputed whole (the log says which
+    parts of the key differ).
     """
     from .sources import extract_heldout
 
@@ -287,20 +286,14 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
         raise ValueError(f"{name}: extraction gave M = {run.n_members} members, its zoo.json "
                          f"says {record['n_members']}")
     key = {"version": ANALYSIS_VERSION, "fingerprint": run.meta.get("fingerprint"),
-           "settings": asdict(settings), "indices": _digest(indices),
-           "report_version": REPORT_VERSION}
+           "settings": asdict(settings), "indices": _digest(indices)}
     path = dest / f"{name}.json"
     stored = _stored(path)
     if stored is not None and stored.get("key") == key:
         return stored, True
-    if _only_reports_stale(stored, key):   # everything but the report claims' records holds
-        log(f"  {name}: stored analysis reused; report claims recomputed (report version "
-            f"{stored['key'].get('report_version', 1)} -> {REPORT_VERSION})")
-        reports, stored["cpu_s"]["report_claims"] = report_verdicts(run, settings,
-                                                                   progress=progress)
-        stored["verdicts"].update(reports)
-        stored["key"] = key
-        return _write(path, stored), False
+    if stored is not None:
+        log(f"  {name}: stored analysis of another key ({_key_change(stored.get('key'), key)}); "
+            "recomputed whole")
     from infodiv.inference.power import wilson_interval
 
     doc = {"key": key, "model": model_info(record, hops_task), "n_examples": run.n_examples,
@@ -326,15 +319,14 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
     return _write(path, doc), False
 
 
-def _only_reports_stale(doc: dict | None, key: dict) -> bool:
-    """Whether the stored analysis ``doc``'s key differs from ``key`` only by an older report
-    version (files written before the field: version 1)."""
-    if doc is None:
-        return False
-    stored = dict(doc.get("key") or {})
-    version = stored.pop("report_version", 1)
-    rest = {k: v for k, v in key.items() if k != "report_version"}
-    return stored == rest and version < key["report_version"]
+def _key_change(stored, key: dict) -> str:
+    """The parts of ``key`` that a stored key differs in (``code version``, ``fingerprint``,
+    ``settings``, ``indices``, or the fields only the stored key has)."""
+    stored = stored if isinstance(stored, dict) else {}
+    names = {"version": "code version"}
+    parts = [names.get(k, k) for k in key if stored.get(k) != key[k]]
+    parts += [k for k in stored if k not in key]
+    return ", ".join(parts)
 
 
 def _write(path: Path, doc: dict) -> dict:
