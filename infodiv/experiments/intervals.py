@@ -130,15 +130,16 @@ class ProbeBound:
 
 def shared_indices(labels, n_bootstrap: int, *, random_state=0) -> list[np.ndarray]:
     """``n_bootstrap`` stratified resamples of the examples, one seeded stream per replicate
-    (:func:`infodiv.inference.replicates.bootstrap_indices`); the same labels and seed give the
-    same resamples, so every model of the zoo gets the same ones."""
-    from infodiv.inference.replicates import bootstrap_indices
+    (:func:`estimators.resampling.bootstrap_indices` with the labels as strata); the same labels
+    and seed give the same resamples, so every model of the zoo gets the same ones."""
+    from estimators.resampling import bootstrap_indices
 
     if isinstance(n_bootstrap, bool) or int(n_bootstrap) < 20:
         raise ValueError(f"n_bootstrap must be >= 20 for a percentile interval, got "
                          f"{n_bootstrap!r}")
+    y = np.asarray(labels)
     seeds = np.random.SeedSequence(random_state).spawn(int(n_bootstrap))
-    return [bootstrap_indices(labels, np.random.default_rng(s)) for s in seeds]
+    return [bootstrap_indices(y.size, np.random.default_rng(s), strata=y) for s in seeds]
 
 
 def replicates(run, indices, *, probe: bool = True) -> dict:
