@@ -1,7 +1,7 @@
 """Benchmark: the full inferential curves report through the claims engine, against a
 single-fit baseline measured in the same process.
 
-The report is :func:`infodiv.reports.curves.curves_report` of one objective with every default
+The report is :func:`infodiv.study.curves.curves_stage` of one objective with every default
 (curves, greedy searches, point estimates, the four curve claims' verdict records from
 :func:`infodiv.inference.engine.evaluate` — B example resamples with everything refitted, K = B
 label permutations, 10 Monte-Carlo reruns, 20 orders per replicate, the DR chains, ``--power``
@@ -47,12 +47,13 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from infodiv.claims import CURVE_CLAIMS, SELECTION_CLAIMS, get_claims
+from infodiv.claims import claim_names, get_claims
 from infodiv.inference.claim import Design
 from infodiv.inference.engine import ClaimStatistics
 from infodiv.inference.synthetic import dependent_ensemble
-from infodiv.reports.curves import CurvesSettings, curves_report
 from infodiv.setfunctions import fit_calibration
+from infodiv.study import StudySettings
+from infodiv.study.curves import curves_stage
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _per_set import PerSetStatistics  # noqa: E402
@@ -116,22 +117,25 @@ def main(argv=None) -> int:
     if args.run is not None and not (args.run / "meta.json").exists():
         ap.error(f"--run {args.run}: not a run folder (no meta.json)")
     run = load_run(args)
-    settings = CurvesSettings(objectives=(args.objective,), n_bootstrap=args.b,
-                              power_replicates=args.power)
-    design = Design(args.objective, {"ridge": settings.ridge}, n_orders=settings.n_orders,
-                    n_triples=settings.n_triples, triple_seed=settings.seed)
-    claims = get_claims(CURVE_CLAIMS)
-    n_replicates = args.b + settings.k_null + settings.n_mc
+    settings = StudySettings().with_settings(objectives=(args.objective,),
+                                             claims=claim_names("curve"), n_bootstrap=args.b,
+                                             power_replicates=args.power)
+    c, inf = settings.curves, settings.inference
+    design = Design(args.objective, {"ridge": c.ridge}, n_orders=inf.n_orders,
+                    n_triples=c.n_triples)
+    claims = get_claims(c.claims)
+    n_replicates = args.b + inf.k + inf.n_mc
     with threadpool_limits(1):
         kernels = load_kernels()
         batched, out_b = replicate_cpu(ClaimStatistics(claims, design), run, args.repeats)
         per_set, out_p = replicate_cpu(PerSetStatistics(claims, design), run, args.repeats)
         selection, _ = replicate_cpu(ClaimStatistics(
-            get_claims(SELECTION_CLAIMS), Design(args.objective, {"ridge": settings.ridge},
-                                                 n_random=50)), run, args.repeats)
+            get_claims(claim_names("selection")),
+            Design(args.objective, {"ridge": c.ridge}, n_random=settings.selection.n_random)),
+            run, args.repeats)
         with tempfile.TemporaryDirectory() as tmp:
             t0, c0 = time.perf_counter(), time.process_time()
-            doc = curves_report(run, tmp, settings, log=lambda *a: None)
+            doc = curves_stage(run, tmp, settings, log=lambda *a: None)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     entry = doc["objectives"][args.objective]
     if "error" in entry:
@@ -140,10 +144,8 @@ def main(argv=None) -> int:
     reference = json.loads(REFERENCE.read_text())["full_curves_report"]["cpu_s"]
     full = args.b == FULL["b"] and args.power == FULL["power"]
     result = {
-        "sizes": {**settings.sizes(), "n_triples": settings.n_triples,
-                  "n_permutations_curves": settings.n_permutations,
-                  "inference_selection": settings.inference_selection,
-                  "stability": settings.stability},
+        "sizes": {**inf.sizes(), "n_triples": c.n_triples, "n_curve_orders": c.n_curve_orders,
+                  "n_random": settings.selection.n_random, "stability": c.stability},
         "objective": args.objective,
         "run": {"source": str(args.run) if args.run else "synthetic (dependent_ensemble)",
                 "n_examples": run.n_examples, "n_members": run.n_members},

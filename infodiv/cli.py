@@ -32,6 +32,7 @@ COMMANDS = {
     "zoo": ("infodiv.commands.zoo", "train the depth / layer-sharing model zoo and report on it"),
 }
 
+DESCRIPTION = "Command-line interface: infodiv <command> ..."
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
@@ -58,7 +59,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="infodiv", description=__doc__.splitlines()[0],
+    parser = OneLineParser(prog="infodiv", description=DESCRIPTION,
                            formatter_class=DefaultsFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                            formatter_class=DefaultsFormatter)
         module = importlib.import_module(module_name)
         module.configure(p)
-        p.set_defaults(_run=module.run)
+        p.set_defaults(_run=module.run, _parser=p)
     return parser
 
 
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from infodiv.commands.preflight import StageFailed, UserError
+    from infodiv.runfiles import StageFailed, UserError
 
     prog = f"infodiv {args.command}"
     try:

@@ -26,11 +26,7 @@ from .curves import (
 from .setfunctions import SetFunction, as_set_function
 
 __all__ = ["subset_selection", "held_out_scores", "greedy_stability", "jaccard",
-           "budget_differences", "BUDGET_STATISTICS"]
-
-#: selection verdict -> its budget-averaged held-out difference (:func:`budget_differences`)
-BUDGET_STATISTICS = {"greedy_beats_random": "greedy_minus_best_random_mean",
-                     "greedy_beats_prefix": "greedy_minus_prefix_mean"}
+           "budget_differences"]
 
 
 def jaccard(a, b) -> float:
@@ -140,5 +136,5 @@ def budget_differences(greedy, prefix, best_random, sign: float) -> dict:
     if g.shape[0] < 3:
         raise ValueError(f"need M >= 2 members for a budget average, got M = {g.shape[0] - 1}")
     inner = slice(1, g.shape[0] - 1)
-    return {BUDGET_STATISTICS["greedy_beats_random"]: sign * (g[inner] - r[inner]).mean(axis=0),
-            BUDGET_STATISTICS["greedy_beats_prefix"]: sign * (g[inner] - p[inner]).mean(axis=0)}
+    return {"greedy_minus_best_random_mean": sign * (g[inner] - r[inner]).mean(axis=0),
+            "greedy_minus_prefix_mean": sign * (g[inner] - p[inner]).mean(axis=0)}

@@ -8,7 +8,7 @@ Called by ``scripts/regenerate_results.sh`` (which also extracts the runs); usab
     python scripts/regenerate_results.py readme
 
 ``curves`` computes each objective as its own part with the public
-``infodiv.reports.curves.curves_report`` (so that power replicates — 3 surrogate kinds × N, each
+``infodiv.study.curves.curves_stage`` (so that power replicates — 3 surrogate kinds × N, each
 with its own bootstrap — can be spent on the headline objectives only), in
 ``runs/.regen/parts/<OUT name>/<objective>/``; a part whose ``report.json`` exists is reused
 (resume). The first objective's part also carries the selection, greedy-stability and layer-graph
@@ -17,8 +17,8 @@ sections. The parts are merged into ``OUT/report.json`` (objectives in the given
 ``OUT/regeneration.json`` recording each part's settings and CPU seconds.
 
 ``--claims`` names the registered claims (``infodiv.claims.CLAIMS``) a part judges; the
-default is the curves report's (``DEFAULT_CLAIMS``), computed as above. Any other claim set
-computes only the verdict records (``infodiv.reports.curves.curve_verdicts``: no curves, no
+default is the registered curve claims (``claim_names("curve")``), computed as above. Any other
+claim set computes only the verdict records (``infodiv.study.curves.curve_verdicts``: no curves, no
 figures) of each objective as a *claim part*, ``runs/.regen/parts/<OUT name>/<objective>+<claim
 >+...``, reused when its ``report.json`` exists, and no page (the parts of the page's other
 objectives are not named in such a call). The merge of a default call puts every claim part
@@ -71,7 +71,7 @@ def _commit() -> str:
 
 
 def _load(run_dir):
-    from infodiv.commands.preflight import load_run
+    from infodiv.runfiles import load_run
 
     contrib, _, root = load_run(run_dir)
     return contrib, root
@@ -90,11 +90,10 @@ def _power_map(items) -> dict:
 def _claim_set(names) -> tuple:
     """The claims of ``--claims`` (None: the default set), validated against the registry
     (an unknown name: one line naming the choices, exit 2)."""
-    from infodiv.claims import get_claims
-    from infodiv.reports.curves import DEFAULT_CLAIMS
+    from infodiv.claims import claim_names, get_claims
 
     if not names:
-        return DEFAULT_CLAIMS
+        return claim_names("curve")
     try:
         get_claims(names)
     except ValueError as exc:
@@ -111,17 +110,19 @@ def _claim_part_dir(parts_root: Path, objective: str, claims) -> Path:
 def claim_parts(args, claims) -> None:
     """The verdict records of ``claims`` on each objective, one resumable claim part each
     (module docstring)."""
-    from infodiv.reports.curves import CurvesSettings, curve_verdicts
     from infodiv.reports.serialize import jsonable, write_json
+    from infodiv.study import StudySettings
+    from infodiv.study.curves import curve_verdicts
 
     contrib, root = _load(args.run_dir)
     power = _power_map(args.power)
     for obj in args.objectives:
         part = _claim_part_dir(PARTS / Path(args.out).name, obj, claims)
-        settings = CurvesSettings(
-            objectives=(obj,), claims=claims, n_permutations=args.n_permutations,
-            n_triples=args.n_triples, n_bootstrap=args.resamples, n_null=args.null or None,
-            power_replicates=power.get(obj, 0), n_jobs=args.n_jobs)
+        settings = StudySettings().with_settings(
+            objectives=(obj,), claims=claims, n_curve_orders=args.n_curve_orders,
+            n_triples=args.n_triples, n_bootstrap=args.resamples,
+            n_permutations=args.n_permutations or None, power_replicates=power.get(obj, 0),
+            n_jobs=args.n_jobs)
         meta = part / "part.json"
         if meta.exists() and (part / "report.json").exists():
             done = json.loads(meta.read_text())
@@ -136,12 +137,12 @@ def claim_parts(args, claims) -> None:
         cpu, wall = time.process_time() - t0, time.perf_counter() - w0
         write_json(part / "report.json", jsonable({
             "run": {"N": contrib.n_examples, "M": contrib.n_members},
-            "settings": {"claims": list(claims), **settings.sizes()},
+            "settings": {"claims": list(claims), **settings.inference.sizes()},
             "objectives": {obj: entry}}))
         meta.write_text(json.dumps({
             "objective": obj, "claims": list(claims), "power_replicates": power.get(obj, 0),
-            "n_bootstrap": args.resamples, "n_null": settings.k_null,
-            "n_permutations": args.n_permutations, "n_triples": args.n_triples,
+            "n_bootstrap": args.resamples, "n_permutations": settings.inference.k,
+            "n_curve_orders": args.n_curve_orders, "n_triples": args.n_triples,
             "cpu_s": cpu, "wall_s": wall, "n_jobs": args.n_jobs, "commit": _commit()},
             indent=1))
         print(f"[curves] {part.name}: {cpu:.0f} CPU s", flush=True)
@@ -170,12 +171,14 @@ def _merge_claim_parts(parts_root: Path, obj: str, entry: dict, record: dict) ->
 
 
 def curve_parts(args) -> None:
-    from infodiv.reports.curves import DEFAULT_CLAIMS, CurvesSettings, curves_report
+    from infodiv.claims import claim_names
     from infodiv.reports.curves_md import curves_markdown
     from infodiv.reports.serialize import write_json
+    from infodiv.study import StudySettings
+    from infodiv.study.curves import curves_stage
 
     claims = _claim_set(args.claims)
-    if claims != DEFAULT_CLAIMS:
+    if claims != claim_names("curve"):
         claim_parts(args, claims)
         return
     contrib, root = _load(args.run_dir)
@@ -187,12 +190,13 @@ def curve_parts(args) -> None:
     for i, obj in enumerate(args.objectives):
         part = parts_root / obj
         first = i == 0 and (args.with_first or not args.parts_only)
-        settings = CurvesSettings(
-            objectives=(obj,), n_permutations=args.n_permutations, n_triples=args.n_triples,
-            stability=args.stability if first else 0, graph=first and not args.no_graph,
-            inference=args.resamples != 0, n_bootstrap=args.resamples or 20,
-            n_null=args.null or None, power_replicates=power.get(obj, 0), n_jobs=args.n_jobs,
-            inference_selection=args.selection_resamples if first else 0)
+        settings = StudySettings().with_settings(
+            objectives=(obj,), claims=claim_names("curve"), n_curve_orders=args.n_curve_orders,
+            n_triples=args.n_triples, stability=args.stability if first else 0,
+            graph=first and not args.no_graph, verdicts=args.resamples != 0,
+            n_bootstrap=args.resamples or 20, n_permutations=args.n_permutations or None,
+            power_replicates=power.get(obj, 0), n_jobs=args.n_jobs,
+            selection_verdicts=first and not args.no_selection_verdicts)
         meta = part / "part.json"
         fresh = (part / "report.json").exists() and "point" in json.loads(
             (part / "report.json").read_text())["objectives"].get(obj, {})
@@ -201,12 +205,12 @@ def curve_parts(args) -> None:
         else:
             print(f"[curves] {out.name}/{obj}: computing (power {power.get(obj, 0)})", flush=True)
             t0, w0 = time.process_time(), time.perf_counter()
-            curves_report(contrib, part, settings, run_dir=root)
+            curves_stage(contrib, part, settings, run_dir=root)
             meta.write_text(json.dumps({
                 "objective": obj, "power_replicates": power.get(obj, 0),
-                "n_bootstrap": args.resamples, "n_null": args.null or None,
-                "stability": settings.stability, "graph": settings.graph,
-                "selection_resamples": settings.inference_selection,
+                "n_bootstrap": args.resamples, "n_permutations": args.n_permutations or None,
+                "stability": settings.curves.stability, "graph": settings.curves.graph,
+                "selection_verdicts": settings.selection.selection_verdicts,
                 "cpu_s": time.process_time() - t0, "wall_s": time.perf_counter() - w0,
                 "n_jobs": args.n_jobs, "commit": _commit()}, indent=1))
         docs[obj] = json.loads((part / "report.json").read_text())
@@ -593,13 +597,15 @@ def main(argv=None) -> int:
                    help="registered claims judged on each objective (default: the curves "
                         "report's; any other set: claim parts only, merged by a default call)")
     c.add_argument("--resamples", type=int, default=200, help="example resamples B (0: none)")
-    c.add_argument("--null", type=int, default=0, help="label permutations K (0: = B)")
-    c.add_argument("--n-permutations", type=int, default=200)
+    c.add_argument("--n-permutations", type=int, default=0,
+                   help="label permutations K (0: = B)")
+    c.add_argument("--n-curve-orders", type=int, default=200,
+                   help="random member orders of the drawn curves")
     c.add_argument("--n-triples", type=int, default=200)
     c.add_argument("--stability", type=int, default=10)
     c.add_argument("--no-graph", action="store_true")
-    c.add_argument("--selection-resamples", type=int, default=50,
-                   help="example resamples B of the first part's selection verdicts (0: none)")
+    c.add_argument("--no-selection-verdicts", action="store_true",
+                   help="no selection verdicts on the first part (else at B, K)")
     c.add_argument("--n-jobs", type=int, default=1, help="joblib workers of each part")
     c.add_argument("--parts-only", action="store_true",
                    help="compute the parts (none as the first: no stability/graph), no merge")

@@ -83,7 +83,7 @@ new_claims() {  # RUN OUT [MERGE ARGS]: the claims that tell redundancy from a c
   $NICE $PY curves "$run" "$out" --objectives "${OBJ4[@]}" --claims "${NEW_CLAIMS[@]}" \
     --power accuracy_calibrated=20 mi_readout=20 accuracy=20
   $NICE $PY curves "$run" "$out" --objectives accuracy_calibrated --claims theorem8 \
-    --resamples 20 --n-permutations 60
+    --resamples 20 --n-curve-orders 60
   $NICE $PY curves "$run" "$out" --objectives "${OBJ4[@]}" --power accuracy_calibrated=20 \
     mi_readout=20 accuracy=20 "$@"
 }
@@ -118,11 +118,11 @@ curves_heads() {  # head level (M = 301): the block pages' three objectives at t
   # other two together, then merged
   local H=runs/smollm2-135m-sst2-head
   $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives accuracy_calibrated \
-    --power accuracy_calibrated=20 --stability 3 --selection-resamples 0 --parts-only --with-first "$@"
+    --power accuracy_calibrated=20 --stability 3 --no-selection-verdicts --parts-only --with-first "$@"
   $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives mi_readout accuracy \
     --power mi_readout=20 accuracy=20 --parts-only "$@"
   $NICE $PY curves $H $RES/smollm2-135m-sst2-head --objectives "${OBJ4[@]}" \
-    --power accuracy_calibrated=20 mi_readout=20 accuracy=20 --stability 3 --selection-resamples 0 "$@"
+    --power accuracy_calibrated=20 mi_readout=20 accuracy=20 --stability 3 --no-selection-verdicts "$@"
 }
 
 stage_heads() {  # head level: not in the default stages (about 75 min of CPU): the curves parts,
@@ -131,7 +131,7 @@ stage_heads() {  # head level: not in the default stages (about 75 min of CPU): 
     --granularity head --out runs/smollm2-135m-sst2-head --quiet
   curves_heads
   new_claims runs/smollm2-135m-sst2-head $RES/smollm2-135m-sst2-head --stability 3 \
-    --selection-resamples 0
+    --no-selection-verdicts
 }
 
 # SmolLM2-135M-Instruct on AG News (the paper's rows 0-1999 of ../shared/data/ag_news/test.csv).
@@ -210,13 +210,13 @@ agnews_page() {  # RUN OUT B POWER STABILITY SELECTION_B EXTRACT_STEP: one AG Ne
   local run=$1 out=$2 b=$3 pw=$4 stab=$5 sel=$6 ext=$7 pow=() o
   for o in "${AG_OBJ[@]}"; do pow+=("$o=$pw"); done
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
-    --stability "$stab" --selection-resamples "$sel" --parts-only --with-first
+    --stability "$stab" $([ "$sel" = 0 ] && echo --no-selection-verdicts) --parts-only --with-first
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --claims "${NEW_CLAIMS[@]}" \
     --power "${pow[@]}" --resamples "$b"
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[0]}" --claims theorem8 --resamples 20 \
-    --n-permutations 60
+    --n-curve-orders 60
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
-    --stability "$stab" --selection-resamples "$sel"
+    --stability "$stab" $([ "$sel" = 0 ] && echo --no-selection-verdicts)
   $NICE $PY agnews-decompose "$run" "$out" --resamples 20
   $PY agnews-page "$run" "$out" --selection "$AG/prompt_selection.json" \
     --steps "${AG_SELECT[@]/#/agnews-select-}" "$ext"

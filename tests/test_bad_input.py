@@ -12,7 +12,7 @@ from _cli_checks import one_line_error
 
 from infodiv.cli import main
 
-# commands that read a run folder through infodiv.commands.preflight.load_run
+# commands that read a run folder through infodiv.runfiles.load_run
 READERS = ("decompose", "curves", "report")
 CUDA = False
 try:
@@ -175,7 +175,7 @@ def test_options_that_do_not_tokenise_distinctly(capsys, tmp_path, tiny_folder, 
 
 def test_a_folder_with_another_run_is_not_overwritten(capsys, tmp_path, tiny_folder, data_dir):
     argv = ["run", "--model", str(tiny_folder), "--data-dir", str(data_dir), "--out",
-            str(tmp_path), "--n", "12", "--n-permutations", "5", "--n-bootstrap", "20",
+            str(tmp_path), "--n", "12", "--n-curve-orders", "5", "--n-bootstrap", "20",
             "--power-replicates", "2", "--quiet",
             "--objective", "accuracy"]
     assert main(argv) == 0

@@ -151,19 +151,19 @@ def test_resume_command_is_complete_and_pasteable(tmp_path, monkeypatch):
     """The Ctrl-C hint keeps every option, with absolute quoted paths, so it works pasted from
     any folder; run.json keeps the same command with relative paths (reports show it)."""
     from infodiv.cli import build_parser
-    from infodiv.commands.run import _command
+    from infodiv.commands.run import rerun_command
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my data").mkdir()
     argv = ["run", "--model", "my model", "--task", "sst2", "--n", "40", "--seed", "3",
             "--data-dir", "my data", "--out", "out dir", "--threads", "1",
-            "--n-permutations", "7", "--objective", "accuracy", "--info-method", "copula",
+            "--n-curve-orders", "7", "--objective", "accuracy", "--info-method", "copula",
             "--batch-size", "4", "--device", "cpu", "--overwrite"]
     (tmp_path / "my model").mkdir()
     args = build_parser().parse_args(argv)
-    portable = shlex.split(_command(args, "my model", "sst2"))
+    portable = shlex.split(rerun_command(args._parser, args)("my model", "sst2"))
     assert portable[portable.index("--out") + 1] == "out dir"   # run.json, reports: relative
-    words = shlex.split(_command(args, "my model", "sst2", absolute=True))
+    words = shlex.split(rerun_command(args._parser, args)("my model", "sst2", absolute=True))
     assert words[:2] == ["infodiv", "run"] and "--overwrite" not in words
     again = build_parser().parse_args(words[1:])
     for name in ("n", "seed", "threads", "n_permutations", "objective", "info_method",
@@ -174,7 +174,7 @@ def test_resume_command_is_complete_and_pasteable(tmp_path, monkeypatch):
 
 
 def test_overwrite_hint_names_the_folder_the_run_is_in_now(capsys, tmp_path):
-    from infodiv.commands.preflight import reextract
+    from infodiv.runfiles import reextract
 
     root = tmp_path / "moved" / "m-sst2-n4-0shot-block"
     root.mkdir(parents=True)

@@ -228,7 +228,7 @@ def test_extract_out_locked_by_another_writer(capsys, no_model_load, tmp_path, e
 def test_run_folder_locked_by_another_run(capsys, no_model_load, tmp_path, monkeypatch):
     """A second ``infodiv run`` into a run folder another process is writing: one line naming
     the holder, before any model loads, and the folder untouched."""
-    import infodiv.commands.run as run_cmd
+    import infodiv.study.pipeline as run_cmd
 
     model = tmp_path / "tinymodel"
     model.mkdir()

@@ -14,12 +14,12 @@ from _cli_checks import one_line_error
 from infodiv.cli import main
 
 ONE_LINE_OPTIONS = [
-    (["curves", "x", "--n-permutations", "-3"], "--n-permutations: must be at least 2"),
-    (["curves", "x", "--n-permutations", "1"], "--n-permutations: must be at least 2"),
+    (["curves", "x", "--n-curve-orders", "-3"], "--n-curve-orders: must be at least 2"),
+    (["curves", "x", "--n-curve-orders", "1"], "--n-curve-orders: must be at least 2"),
     (["curves", "x", "--n-triples", "0"], "--n-triples: must be at least 1"),
     (["curves", "x", "--n-bootstrap", "0"], "--n-bootstrap: must be at least 20"),
     (["curves", "x", "--n-bootstrap", "19"], "--n-bootstrap: must be at least 20"),
-    (["curves", "x", "--n-null", "19"], "--n-null: must be at least 20"),
+    (["curves", "x", "--n-permutations", "19"], "--n-permutations: must be at least 20"),
     (["run", "--n-bootstrap", "5"], "--n-bootstrap: must be at least 20"),
     (["curves", "x", "--n-jobs", "0"], "--n-jobs: must not be 0"),
     (["curves", "x", "--seed", "-1"], "--seed: must be at least 0"),
@@ -30,7 +30,7 @@ ONE_LINE_OPTIONS = [
     (["decompose", "x", "--inference", "5"], "--inference: must be 0 (skip) or at least 20"),
     (["decompose", "x", "--inference", "-1"], "--inference: must be at least 0"),
     (["decompose", "x", "--seed", "-2"], "--seed: must be at least 0"),
-    (["run", "--n-permutations", "1"], "--n-permutations: must be at least 2"),
+    (["run", "--n-curve-orders", "1"], "--n-curve-orders: must be at least 2"),
     (["run", "--seed", "-1"], "--seed: must be at least 0"),
     (["run", "--n", "3"], "--n: must be at least 4"),
 ]
@@ -74,7 +74,7 @@ def test_a_failed_objective_fails_the_curves_stage(capsys, tmp_path):
     run.u[:, 0, :] = 0.0   # a member with zero variance: the Gaussian objective is undefined
     d = run.save(tmp_path / "run")
     err = one_line_error(capsys, ["curves", str(d), "--objective", "mi_gaussian",
-                                  "--n-permutations", "4", "--n-triples", "2", "--stability",
+                                  "--n-curve-orders", "4", "--n-triples", "2", "--stability",
                                   "0", "--no-graph", "--no-inference"],
                          "curves failed", "mi_gaussian", code=1)
     assert "report.json" in err
@@ -84,7 +84,7 @@ def test_a_failed_objective_fails_the_curves_stage(capsys, tmp_path):
 def make_run_folder(root, n=60, seed=0):
     """A run folder as ``infodiv run`` leaves it, with hand-written stage outputs recorded in
     run.json through RunFolder.done."""
-    from infodiv.commands.runfolder import RunFolder
+    from infodiv.study.runfolder import RunFolder
 
     folder = RunFolder(root, {"model": "synthetic", "task": "ci-control", "n": n},
                        "infodiv run --model synthetic")
@@ -153,13 +153,13 @@ def damages(root, other):
 
 
 def _forget(root, stage):
-    from infodiv.commands.runfolder import RunFolder
+    from infodiv.study.runfolder import RunFolder
 
     RunFolder.open(root).forget(stage)
 
 
 def test_fuzz_every_damaged_run_folder_is_detected(capsys, tmp_path):
-    from infodiv.commands.runfolder import RunFolder, verify_files
+    from infodiv.study.runfolder import RunFolder, verify_files
 
     clean = tmp_path / "clean" / "synthetic-ci-control-n60-0shot-block"
     make_run_folder(clean)
@@ -195,7 +195,7 @@ def test_fuzz_every_damaged_run_folder_is_detected(capsys, tmp_path):
 
 
 def test_a_failed_curves_stage_is_forgotten_so_the_next_run_redoes_it(capsys, tmp_path):
-    from infodiv.commands.runfolder import RunFolder
+    from infodiv.study.runfolder import RunFolder
 
     root = tmp_path / "synthetic-ci-control-n8-0shot-block"
     folder = make_run_folder(root, n=8)
@@ -205,7 +205,7 @@ def test_a_failed_curves_stage_is_forgotten_so_the_next_run_redoes_it(capsys, tm
     RunFolder.open(root).done("extract", "k-extract", 1.0)
     assert RunFolder.open(root).stale("curves", "k-curves") is None
     one_line_error(capsys, ["curves", str(root), "--objective", "mi_gaussian",
-                            "--n-permutations", "4", "--n-triples", "2", "--stability", "0",
+                            "--n-curve-orders", "4", "--n-triples", "2", "--stability", "0",
                             "--no-graph", "--no-inference"], "curves failed", code=1)
     assert RunFolder.open(root).stale("curves", "k-curves") == "not computed yet"
     one_line_error(capsys, ["report", str(root)], "no finished curves stage", "infodiv curves")

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from infodiv.claims import claim_names
 from infodiv.cli import main
 from infodiv.controls import conditionally_independent_ensemble
 from infodiv.inference.record import VerdictRecord
@@ -17,7 +18,7 @@ def _curves(tmp_path, *extra, n=200, m=5):
     run.meta.update(model="synthetic", task="ci-control")
     run.save(tmp_path / "run")
     out = tmp_path / "out"
-    rc = main(["curves", str(tmp_path / "run"), "--out", str(out), "--n-permutations", "20",
+    rc = main(["curves", str(tmp_path / "run"), "--out", str(out), "--n-curve-orders", "20",
                "--n-triples", "8", "--stability", "2", *extra])
     assert rc == 0
     return json.loads((out / "report.json").read_text()), out
@@ -28,8 +29,8 @@ def test_curves_command_writes_records_and_figures(tmp_path, capsys):
                        "--power-replicates", "3")
     entry = doc["objectives"]["accuracy"]
     # one verdict record per default claim, each a valid record whose sizes are the options
-    assert set(entry["verdicts"]) == set(doc["settings"]["claims"]) == {
-        "diminishing_returns", "dr_mean_difference_positive", "violations", "diversity_effect"}
+    assert set(entry["verdicts"]) == set(doc["settings"]["claims"]) == set(
+        claim_names(("curve", "control"), default=True))
     for name, rec in entry["verdicts"].items():
         r = VerdictRecord.from_dict(rec)
         r.check()   # every interval contains its estimate
@@ -53,14 +54,14 @@ def test_curves_command_writes_records_and_figures(tmp_path, capsys):
 
 
 def test_size_options_mean_what_they_say(tmp_path):
-    doc, _ = _curves(tmp_path, "--objective", "accuracy", "--n-bootstrap", "24", "--n-null",
-                     "30", "--power-replicates", "0", "--claims", "diminishing_returns",
-                     "--no-graph", n=120, m=4)
+    doc, _ = _curves(tmp_path, "--objective", "accuracy", "--n-bootstrap", "24",
+                     "--n-permutations", "30", "--power-replicates", "0", "--claims",
+                     "diminishing_returns", "--no-graph", n=120, m=4)
     rec = doc["objectives"]["accuracy"]["verdicts"]["diminishing_returns"]
     assert list(doc["objectives"]["accuracy"]["verdicts"]) == ["diminishing_returns"]
     assert rec["n_bootstrap"] == 24 and rec["n_permutations"] == 30
     assert rec["power"] is None and "power not computed" in rec["text"]
-    assert doc["settings"]["n_bootstrap"] == 24 and doc["settings"]["n_null"] == 30
+    assert doc["settings"]["n_bootstrap"] == 24 and doc["settings"]["n_permutations"] == 30
 
 
 def test_no_inference_leaves_point_estimates_only(tmp_path):
@@ -73,7 +74,7 @@ def test_no_inference_leaves_point_estimates_only(tmp_path):
 
 @pytest.mark.parametrize("argv, word", [(["--claims", "no_such_claim"], "no_such_claim"),
                                         (["--n-bootstrap", "5"], "--n-bootstrap"),
-                                        (["--n-null", "3"], "--n-null")])
+                                        (["--n-permutations", "3"], "--n-permutations")])
 def test_bad_sizes_and_claims_are_refused_before_any_work(tmp_path, capsys, argv, word):
     with pytest.raises(SystemExit) as exc:
         main(["curves", str(tmp_path / "absent"), *argv])

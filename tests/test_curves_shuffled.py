@@ -7,9 +7,11 @@ import json
 
 import pytest
 
+from infodiv.claims import claim_names
 from infodiv.inference import dependent_ensemble, shuffled_labels
 from infodiv.inference.record import VerdictRecord
-from infodiv.reports.curves import CurvesSettings, curves_report
+from infodiv.study import StudySettings
+from infodiv.study.curves import curves_stage
 
 
 @pytest.fixture(scope="module")
@@ -18,10 +20,10 @@ def shuffled_doc(tmp_path_factory):
                           random_state=1)
     run.meta.update(model="synthetic", task="shuffled")
     out = tmp_path_factory.mktemp("curves")
-    s = CurvesSettings(objectives=("accuracy",), n_permutations=40, n_triples=10,
-                       n_bootstrap=20, power_replicates=4, stability=0, graph=False,
-                       inference_selection=20)
-    doc = curves_report(run, out, s, log=lambda *a: None)
+    s = StudySettings().with_settings(objectives=("accuracy",), claims=claim_names("curve"),
+                                      n_curve_orders=40, n_triples=10, n_bootstrap=20,
+                                      power_replicates=4, stability=0, graph=False)
+    doc = curves_stage(run, out, s, log=lambda *a: None)
     return doc, (out / "report.md").read_text(), json.loads((out / "report.json").read_text())
 
 
@@ -42,7 +44,7 @@ def test_shuffled_labels_give_no_verdict_and_null_corrected_intervals_cover_zero
     viol = verdicts["violations"]
     assert viol["estimate"] == 0.0 and viol["extra"]["n_triples"] == 10
     sel = doc["selection"]["inference"]
-    assert sel["n_resamples"] == 20 and sel["n_null"] == 20
+    assert sel["sizes"]["n_bootstrap"] == 20 and sel["sizes"]["n_permutations"] == 20
     assert set(sel["verdicts"]) == {"greedy_beats_random", "greedy_beats_prefix"}
     for r in sel["verdicts"].values():
         assert r["interval"][0] <= r["estimate"] <= r["interval"][1]

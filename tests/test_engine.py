@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infodiv.claims import CLAIMS, CURVE_CLAIMS, SELECTION_CLAIMS, get_claims
+from infodiv.claims import CLAIMS, claim_names, get_claims
 from infodiv.inference.claim import Design
 from infodiv.inference.engine import evaluate
 from infodiv.inference.record import VerdictRecord
@@ -40,7 +40,8 @@ def golden_run():
 def curve_records(golden_run):
     d = GOLDEN["curve_design"]
     design = Design(d["objective"], n_orders=d["n_orders"], triples=GOLDEN["triples"])
-    return evaluate(golden_run, get_claims(CURVE_CLAIMS), design, n_bootstrap=d["n_bootstrap"],
+    return evaluate(golden_run, get_claims(claim_names("curve")), design,
+                    n_bootstrap=d["n_bootstrap"],
                     n_permutations=d["n_permutations"], n_mc=d["n_mc"], n_power=d["n_power"],
                     random_state=0)["records"]
 
@@ -49,7 +50,7 @@ def curve_records(golden_run):
 def selection_records(golden_run):
     d = GOLDEN["selection_design"]
     design = Design(d["objective"], n_random=d["n_random"])
-    return evaluate(golden_run, get_claims(SELECTION_CLAIMS), design,
+    return evaluate(golden_run, get_claims(claim_names("selection")), design,
                     n_bootstrap=d["n_bootstrap"], n_permutations=d["n_permutations"],
                     n_mc=d["n_mc"], n_power=d["n_power"], random_state=0)["records"]
 
@@ -59,7 +60,7 @@ def _power_tolerance(rate, n):
     return max(1.5 / n, 3 * np.sqrt(max(rate * (1 - rate), 0.25 / n) / n))
 
 
-@pytest.mark.parametrize("name", [*CURVE_CLAIMS, *SELECTION_CLAIMS])
+@pytest.mark.parametrize("name", [*claim_names("curve"), *claim_names("selection")])
 def test_engine_reproduces_the_replaced_pipeline(name, curve_records, selection_records):
     rec = {**curve_records, **selection_records}[name]
     want = GOLDEN["records"][name]
@@ -176,7 +177,8 @@ def test_committed_zoo_report_end_to_end():
               for _ in range(25)]
     design = Design("accuracy", {"ridge": 0.0}, n_orders=10,
                     triples=[(a.tolist(), b.tolist(), x) for a, b, x in chains])
-    recs = evaluate(run, get_claims(CURVE_CLAIMS), design, n_bootstrap=200, n_permutations=200,
+    recs = evaluate(run, get_claims(claim_names("curve")), design,
+                    n_bootstrap=200, n_permutations=200,
                     n_mc=5, n_power=0, random_state=0)["records"]
     gs, dr, div = rep["gain_slope"], rep["dr"], rep["diversity"]
     np.testing.assert_allclose(recs["diminishing_returns"].interval, gs["ci"], rtol=1e-12)

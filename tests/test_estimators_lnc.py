@@ -131,7 +131,7 @@ def test_lnc_warns_that_it_overcorrects_above_ten_dimensions():
 
 
 def test_information_terms_do_not_offer_lnc():
-    from infodiv.commands.run import info_method_names
+    from infodiv.commands.choices import info_method_names
 
     assert "lnc" not in info_method_names() and {"knn", "chain", "gaussian"} <= set(
         info_method_names())

@@ -109,8 +109,9 @@ def test_curves_shapley_graph_titled_and_labelled(run):
 
 def test_reports_title_every_figure_with_the_run(run, tmp_path, monkeypatch):
     """The curves and decomposition reports pass model, task and N to every figure."""
-    import infodiv.reports.curves as curves_mod
-    from infodiv.reports.curves import CurvesSettings, curves_report
+    import infodiv.study.curves as curves_mod
+    from infodiv.study import StudySettings
+    from infodiv.study.curves import curves_stage
 
     titles = {}
     for name in ("plot_layer_curves", "plot_gains", "plot_shapley", "plot_layer_graph"):
@@ -121,11 +122,10 @@ def test_reports_title_every_figure_with_the_run(run, tmp_path, monkeypatch):
             return _real(*a, **k)
 
         monkeypatch.setattr(curves_mod, name, spy)
-    wanted = dict(objectives=("accuracy",), n_permutations=10, n_triples=5, n_bootstrap=100,
-                  stability=0, info_method=None, inference=False)
-    settings = CurvesSettings(**{k: v for k, v in wanted.items()      # info_method: where the
-                                 if k in CurvesSettings.__dataclass_fields__})  # settings have it
-    curves_report(run, tmp_path / "curves", settings)
+    settings = StudySettings().with_settings(objectives=("accuracy",), n_curve_orders=10,
+                                             n_triples=5, n_bootstrap=100, stability=0,
+                                             verdicts=False)
+    curves_stage(run, tmp_path / "curves", settings)
     assert titles == dict.fromkeys(titles, run_label(run)) and len(titles) == 4
 
 

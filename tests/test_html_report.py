@@ -35,7 +35,7 @@ def run_folder(tmp_path_factory):
     assert main(["decompose", str(root), "--info-method", "usable", "gaussian",
                  "--info-null", "0"]) == 0
     assert main(["curves", str(root), "--objective", "accuracy", "mi_gaussian",
-                 "--n-permutations", "10", "--n-triples", "10", "--n-bootstrap", "20",
+                 "--n-curve-orders", "10", "--n-triples", "10", "--n-bootstrap", "20",
                  "--power-replicates", "2", "--stability", "0"]) == 0
     return root
 

@@ -118,7 +118,7 @@ def test_no_import_cycle_in_the_three_packages():
 
 @pytest.mark.parametrize("module", ["infodiv.claims", "infodiv.inference",
                                     "infodiv.inference.engine", "infodiv.submodularity",
-                                    "infodiv.reports.curves"])
+                                    "infodiv.study.curves", "infodiv.study"])
 def test_analysis_entry_points_import_in_a_fresh_interpreter(module):
     res = subprocess.run([sys.executable, "-c", f"import {module}"], cwd=ROOT,
                          capture_output=True, text=True)

@@ -2,7 +2,7 @@
 prefix (infodiv.claims.greedy_vs_random / greedy_vs_prefix), one budget-averaged held-out
 difference each, through the engine (example-bootstrap interval, label-permutation null and
 the power of a matched case where greedy must win), as the curves report runs them
-(infodiv.reports.curves.selection_inference).
+(infodiv.study.curves.selection_verdicts).
 
 Seeded; rates judged with binomial tolerances (floor: rate minus two binomial sd; ceiling:
 0.05 plus two).
@@ -17,14 +17,16 @@ from infodiv.claims._selection import budget_statistics, quick
 from infodiv.inference import dependent_ensemble
 from infodiv.inference.claim import Design, Replicate
 from infodiv.inference.surrogates import concentrated_late
-from infodiv.reports.curves import selection_inference
 from infodiv.selection import held_out_scores, subset_selection
+from infodiv.study import StudySettings
+from infodiv.study.curves import selection_verdicts
 
 
 @pytest.fixture(scope="module")
 def verdicts():
     run = dependent_ensemble(600, 16, signal=0.5, rho=0.3, random_state=1)
-    return selection_inference(run, "accuracy", n_resamples=39, power_replicates=12, seed=1)
+    return selection_verdicts(run, "accuracy", StudySettings().with_settings(
+        n_bootstrap=39, power_replicates=12, seed=1))
 
 
 def test_greedy_must_win_case_is_detected_and_shuffled_labels_fire_at_most_alpha(verdicts):
@@ -41,7 +43,7 @@ def test_greedy_must_win_case_is_detected_and_shuffled_labels_fire_at_most_alpha
     v = verdicts["verdicts"]["greedy_beats_prefix"]
     assert v["interval"][0] <= v["estimate"] <= v["interval"][1]
     assert v["corrected"] == pytest.approx(v["estimate"] - v["null_mean"])
-    assert v["n_permutations"] == verdicts["n_null"] == 39
+    assert v["n_permutations"] == verdicts["sizes"]["n_permutations"] == 39
 
 
 def test_concentrated_late_puts_the_strongest_members_last_and_the_rest_label_free():

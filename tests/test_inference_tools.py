@@ -8,7 +8,7 @@ import pytest
 from joblib import parallel_config
 
 from extraction.contributions import Contributions, Member
-from infodiv.claims import CURVE_CLAIMS, get_claims
+from infodiv.claims import claim_names, get_claims
 from infodiv.inference import (
     DepthPipeline,
     dependent_ensemble,
@@ -186,10 +186,11 @@ def test_engine_records_are_inferential_with_nulls_power_and_flags():
     the power on its matched surrogate and the shuffled-label rate; the violations record
     summarises its chains; all of it is JSON and the report's markdown line prints it."""
     run = dependent_ensemble(200, 5, signal=0.5, rho=0.3, random_state=2)
-    out = evaluate(run, get_claims(CURVE_CLAIMS), Design("accuracy", n_orders=3, n_triples=6),
+    out = evaluate(run, get_claims(claim_names("curve")),
+                   Design("accuracy", n_orders=3, n_triples=6),
                    n_bootstrap=20, n_permutations=20, n_mc=2, n_power=2, n_power_bootstrap=20)
     recs = out["records"]
-    assert set(recs) == set(CURVE_CLAIMS) and out["n_failed"] == 0
+    assert set(recs) == set(claim_names("curve")) and out["n_failed"] == 0
     kinds = {"diminishing_returns": "conditionally_independent",
              "dr_mean_difference_positive": "conditionally_independent",
              "violations": "planted_synergy", "diversity_effect": "planted_redundancy"}

@@ -205,18 +205,20 @@ def powered():
 def test_power_is_on_by_default_and_sits_beside_every_verdict(powered):
     import inspect
 
-    from infodiv.reports.curves import CurvesSettings
+    from infodiv.study import InferenceSettings
 
-    assert CurvesSettings().power_replicates >= 20
+    assert InferenceSettings().power_replicates >= 20
     assert inspect.signature(evaluate).parameters["n_power"].default >= 20
     for rec in powered.values():
         assert rec.power["n"] == 12 and rec.false_positive["n"] == 12
         assert f"{rec.power['rate']:.2f}" in rec.text()
     # conditionally independent members with signal: DR detected in most surrogates; the
-    # shuffled-label surrogates of the same run fire rarely
+    # shuffled-label surrogates of the same run fire rarely: pooled over the three rules (36
+    # surrogates; over 11 seeds of this run each rule fired at 3, 7 and 7 of 132, i.e. at
+    # alpha), within the binomial ceiling of 0.05
     assert powered["dr_mean_difference_positive"].power["rate"] >= 0.8 - 2 * np.sqrt(0.16 / 12)
-    for test in CHAIN_CLAIMS:
-        assert powered[test].false_positive["n_detected"] <= 12 * ceiling(0.05, 12)
+    fired = sum(powered[test].false_positive["n_detected"] for test in CHAIN_CLAIMS)
+    assert fired <= 36 * ceiling(0.05, 36)
 
 
 def test_planted_xor_surrogates_show_violations_through_the_verdict_rule():

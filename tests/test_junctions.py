@@ -186,7 +186,7 @@ def test_correlation_table_matches_scipy_and_fisher_z(runs):
 def test_fisher_z_mean():
     close(fisher_z_mean([0.2, 0.8], [13, 53]), np.tanh((10 * np.arctanh(0.2)
                                                         + 50 * np.arctanh(0.8)) / 60), 1)
-    assert fisher_z_mean([0.5, np.nan], [10, 10]) == 0.5
+    close(fisher_z_mean([0.5, np.nan], [10, 10]), 0.5, 1)   # tanh(artanh(r)) rounds
     assert np.isnan(fisher_z_mean([np.nan], [10]))
 
 

@@ -33,9 +33,9 @@ def _part(root: Path, obj: str, claims, *, finished=True, cpu=1.5) -> Path:
 
 
 def test_claim_sets_and_folders(regen, tmp_path):
-    from infodiv.reports.curves import DEFAULT_CLAIMS
+    from infodiv.claims import claim_names
 
-    assert regen._claim_set(None) == DEFAULT_CLAIMS
+    assert regen._claim_set(None) == claim_names("curve")
     assert regen._claim_set(["premise", "theorem8"]) == ("premise", "theorem8")
     with pytest.raises(SystemExit) as exc:
         regen._claim_set(["premise", "no_such_claim"])

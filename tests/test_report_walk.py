@@ -122,7 +122,7 @@ def small_run(tmp_path_factory):
                                   for i in range(48)]
     (data / "dev.tsv").write_text("\n".join(rows) + "\n")
     assert main(["run", "--model", str(root / "llama"), "--data-dir", str(root / "data"),
-                 "--out", str(root / "runs"), "--n", "48", "--n-permutations", "10",
+                 "--out", str(root / "runs"), "--n", "48", "--n-curve-orders", "10",
                  "--n-bootstrap", "20", "--power-replicates", "2", "--objective", "accuracy",
                  "mi_gaussian", "--claims", "diminishing_returns", "dr_mean_difference_positive",
                  "violations", "diversity_effect", "premise", "redundancy_cost", "--quiet"]) == 0

@@ -17,12 +17,14 @@ from scipy import stats
 from estimators import mutual_information, total_correlation
 from estimators.groundtruth import capacity
 from extraction.contributions import Contributions, Member
+from infodiv.claims import claim_names
 from infodiv.curves import layer_curves
 from infodiv.information import error_bounds, member_variables
-from infodiv.reports.curves import CurvesSettings, curves_report
 from infodiv.reports.decomposition import decomposition_report
 from infodiv.selection import greedy_stability, subset_selection
 from infodiv.setfunctions import make_set_function
+from infodiv.study import StudySettings
+from infodiv.study.curves import curves_stage
 
 M, N, C = 8, 360, 3
 
@@ -54,10 +56,11 @@ def run():
 @pytest.fixture(scope="module")
 def curves_doc(run, tmp_path_factory):
     out = tmp_path_factory.mktemp("curves")
-    s = CurvesSettings(objectives=("accuracy", "mi_gaussian"), n_permutations=40,
-                       n_triples=20, n_bootstrap=20, power_replicates=2, stability=3,
-                       inference_selection=20, graph=False, seed=0)
-    doc = curves_report(run, out, s)
+    s = StudySettings().with_settings(objectives=("accuracy", "mi_gaussian"),
+                                      claims=claim_names("curve"), n_curve_orders=40, n_triples=20,
+                                      n_bootstrap=20, power_replicates=2, stability=3,
+                                      graph=False, seed=0)
+    doc = curves_stage(run, out, s)
     assert json.loads((out / "report.json").read_text()) == doc
     return doc, (out / "report.md").read_text()
 

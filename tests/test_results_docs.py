@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from infodiv.claims import claim_names
 from infodiv.reports.markdown import PLACEHOLDER, fill_numbers
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -58,8 +59,7 @@ def test_fill_numbers_tracks_the_json(tmp_path):
 BLOCKS = ("smollm2-135m-sst2-block", "stories260k-sst2-block")
 #: what scripts/regenerate_results.sh computes for the block runs (OBJ4, B = K = 200, power 20)
 BLOCK_OBJECTIVES = ["accuracy_calibrated", "mi_readout", "accuracy"]
-CURVE_CLAIMS = {"diminishing_returns", "dr_mean_difference_positive", "violations",
-                "diversity_effect"}
+CURVE_CLAIMS = set(claim_names("curve"))
 
 
 def _bits_ceiling(doc) -> float:
@@ -93,12 +93,10 @@ def test_block_reports_carry_every_verdict_record(folder):
 
 
 def _new_claims():
-    """The registered claims that are neither the curves report's defaults nor the selection's
-    (the claims that tell redundancy from a ceiling, and Theorem 8's report)."""
-    from infodiv.claims import CLAIMS, SELECTION_CLAIMS
-    from infodiv.reports.curves import DEFAULT_CLAIMS
+    """The claims that tell redundancy from a ceiling, and Theorem 8's report."""
+    from infodiv.claims import claim_names
 
-    return [n for n in CLAIMS if n not in (*DEFAULT_CLAIMS, *SELECTION_CLAIMS)]
+    return list(claim_names(("control", "report")))
 
 
 #: every committed real-run page and the objectives its new claims are judged on: the SST-2

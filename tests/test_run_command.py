@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from infodiv.cli import main
-from infodiv.commands.runfolder import model_slug, run_name
-from infodiv.commands.tasksel import load_task, stratified_indices
+from infodiv.runfiles import model_slug, run_name
+from infodiv.study.data import load_task, stratified_indices
 
-FAST = ["--n-permutations", "10", "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]
+FAST = ["--n-curve-orders", "10", "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_rerun_skips_unchanged_stages(stories_run, capsys):
     assert "curves: unchanged, skipped" in out
     assert (folder / "decompositions" / "decompositions.json").read_text() == before
     # a changed analysis setting reruns only the curves
-    assert main([*argv[:-7], "--n-permutations", "12", *FAST[2:]]) == 0
+    assert main([*argv[:-7], "--n-curve-orders", "12", *FAST[2:]]) == 0
     out = capsys.readouterr().out
     assert "decompose: unchanged" in out and "curves: unchanged" not in out
 
@@ -79,7 +79,7 @@ def test_decompose_curves_report_accept_the_run_folder(stories_run, capsys):
     outputs = [folder / "decompositions" / "decompositions.json", folder / "curves" / "report.json"]
     before = [p.stat().st_mtime_ns for p in outputs]
     assert main(["decompose", str(folder), "--info-method", "gaussian"]) == 0
-    assert main(["curves", str(folder), "--objective", "accuracy", "--n-permutations", "5",
+    assert main(["curves", str(folder), "--objective", "accuracy", "--n-curve-orders", "5",
                  "--n-triples", "5", "--n-bootstrap", "20", "--power-replicates", "2",
                  "--stability", "0", "--no-graph"]) == 0
     assert not (folder / "contributions" / "decompositions").exists()
@@ -162,7 +162,7 @@ def test_model_slug(model, slug):
 def test_demo_small_n(smollm2_available, tmp_path, capsys):
     """``infodiv demo`` end to end on 40 of the bundled AG News rows (all four classes; the
     full demo is 1000)."""
-    assert main(["demo", "--out", str(tmp_path), "--n", "40", "--n-permutations", "10",
+    assert main(["demo", "--out", str(tmp_path), "--n", "40", "--n-curve-orders", "10",
                  "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]) == 0
     folder = tmp_path / "smollm2-135m-ag_news-n40-0shot-block"
     meta = json.loads((folder / "contributions" / "meta.json").read_text())["meta"]
@@ -172,7 +172,9 @@ def test_demo_small_n(smollm2_available, tmp_path, capsys):
     assert "smollm2-135m on ag_news: N=40 M=61 C=4" in out and "report: " in out
     page = (folder / "report.html").read_text()
     assert page.index("id='verdicts'") < page.index("<details")   # the answer comes first
-    from infodiv.commands.demo import CLAIMS
+    from infodiv.commands.demo import CURVES
+
+    CLAIMS = CURVES.claims
 
     entry = json.loads((folder / "curves" / "report.json").read_text())["objectives"]["accuracy"]
     # every claim of the demo is judged, or listed with the reason it cannot be on 40 rows
@@ -215,8 +217,8 @@ def test_every_model_task_pair_and_one_combined_report(tmp_path, capsys):
 def test_bare_clone_reads_the_bundled_sst2(monkeypatch, tmp_path):
     import hashlib
 
-    from infodiv.commands.tasksel import resolve_data_dir
     from infodiv.data import bundled_data_dir
+    from infodiv.study.data import resolve_data_dir
 
     monkeypatch.setenv("INFODIV_SHARED", str(tmp_path / "no-shared-here"))
     monkeypatch.delenv("INFODIV_DATA_DIR", raising=False)
@@ -233,7 +235,8 @@ def test_bare_clone_reads_the_bundled_sst2(monkeypatch, tmp_path):
 def test_changed_code_or_default_reruns_the_analyses(stories_run, capsys, monkeypatch):
     """A stage key covers the code and every effective default, not only the typed options:
     a run made before a formula or a default changed is recomputed, never reused."""
-    from infodiv.commands import curves, run, runfolder
+    from infodiv.commands import run
+    from infodiv.study import runfolder
 
     folder, argv = stories_run
     assert main(argv) == 0                        # settle: every stage fresh
@@ -243,40 +246,40 @@ def test_changed_code_or_default_reruns_the_analyses(stories_run, capsys, monkey
     def patched(*packages):
         return real(*packages) + ("-changed" if "infodiv" in packages else "")
 
-    monkeypatch.setattr(run, "code_digest", patched)
+    monkeypatch.setattr(runfolder, "code_digest", patched)
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "extract: unchanged" in out            # extraction code untouched
     assert "decompose: settings or code changed" in out
     assert "curves: settings or code changed" in out
-    monkeypatch.setattr(run, "code_digest", real)
+    monkeypatch.setattr(runfolder, "code_digest", real)
     assert main(argv) == 0                        # back to the real code: recomputed again
     capsys.readouterr()
-    configure = curves.configure
+    configure = run.configure
 
     def new_default(parser):                      # an untyped option's default changes
         configure(parser)
         parser.set_defaults(n_triples=150)
 
-    monkeypatch.setattr(curves, "configure", new_default)
+    monkeypatch.setattr(run, "configure", new_default)
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "decompose: unchanged" in out and "curves: settings or code changed" in out
 
 
 def test_code_digest_follows_the_sources(tmp_path, monkeypatch):
-    from infodiv.commands.runfolder import code_digest
+    from infodiv.study import runfolder
 
     pkg = tmp_path / "digestpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("X = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    first = code_digest("digestpkg")
-    code_digest.cache_clear()
-    assert code_digest("digestpkg") == first
+    monkeypatch.setitem(runfolder._PACKAGE_ROOTS, "digestpkg", pkg)
+    first = runfolder.code_digest("digestpkg")
+    runfolder.code_digest.cache_clear()
+    assert runfolder.code_digest("digestpkg") == first
     (pkg / "__init__.py").write_text("X = 2\n")
-    code_digest.cache_clear()
-    assert code_digest("digestpkg") != first
+    runfolder.code_digest.cache_clear()
+    assert runfolder.code_digest("digestpkg") != first
 
 
 def test_a_damaged_stage_is_recomputed_and_says_so(stories_run, capsys):
@@ -303,7 +306,7 @@ def test_run_reads_a_task_file(stories_dir, tmp_path, capsys):
     argv = ["run", "--model", str(stories_dir), "--task-file", str(data), "--template",
             "{text} Sentiment: {answer}", "--options", "negative,positive", "--label-field",
             "y", "--n", "16", "--out", str(tmp_path / "runs"), "--objective", "accuracy",
-            "--n-permutations", "5", "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]
+            "--n-curve-orders", "5", "--n-bootstrap", "20", "--power-replicates", "2", "--quiet"]
     assert main(argv) == 0
     folder = tmp_path / "runs" / "stories260K-reviews-n16-0shot-block"
     doc = json.loads((folder / "run.json").read_text())

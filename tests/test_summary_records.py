@@ -4,17 +4,19 @@ its own interval, its null, its null-corrected value and the verdict, nothing re
 import pytest
 
 from infodiv.controls import conditionally_independent_ensemble
-from infodiv.reports.curves import CurvesSettings, curves_report
 from infodiv.reports.summary import _curve_rows
+from infodiv.study import StudySettings
+from infodiv.study.curves import curves_stage
 
 
 @pytest.fixture(scope="module")
 def doc(tmp_path_factory):
     run = conditionally_independent_ensemble(160, 4, mu=0.5, random_state=1)
-    s = CurvesSettings(objectives=("accuracy",), claims=("diminishing_returns", "violations"),
-                       n_permutations=20, n_triples=6, n_bootstrap=20, power_replicates=2,
-                       stability=0, graph=False, inference_selection=0)
-    return curves_report(run, tmp_path_factory.mktemp("curves"), s, log=lambda *_: None)
+    s = StudySettings().with_settings(
+        objectives=("accuracy",), claims=("diminishing_returns", "violations"), n_curve_orders=20,
+        n_triples=6, n_bootstrap=20, power_replicates=2, stability=0, graph=False,
+        selection_verdicts=False)
+    return curves_stage(run, tmp_path_factory.mktemp("curves"), s, log=lambda *_: None)
 
 
 def test_rows_quote_every_record_with_its_own_interval(doc):

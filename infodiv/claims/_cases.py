@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from ..inference.claim import Claim
 
-__all__ = ["MATCHED_CASES", "SURROGATE_SETTINGS", "WORD_FIELDS", "redundancy_copies",
-           "redundancy_half", "synergy_style", "three_part", "claim_words", "matched_claim",
+__all__ = ["MATCHED_CASES", "SURROGATE_SETTINGS", "redundancy_copies",
+           "redundancy_half", "synergy_style", "three_part", "matched_claim",
            "scalar_claim"]
-
-#: docstring field -> the :class:`~infodiv.inference.claim.Claim` field it fills
-WORD_FIELDS = {"theorem": "theorem", "statistic": "statistic_name", "sentence": "sentence"}
 
 #: surrogate kind -> how a reader names the matched case built from the run
 MATCHED_CASES = {
@@ -63,32 +60,6 @@ def three_part(statistic: str, direction: str) -> str:
     side = "below" if direction == "less" else "above"
     return (f"{statistic}: 95% CI and null-corrected CI {side} 0, label-null p({direction}) "
             "< {alpha}")
-
-
-def claim_words(doc: str) -> dict:
-    """A claim's words from its module docstring: the reST fields ``:theorem:``,
-    ``:statistic:`` and ``:sentence:`` (:data:`WORD_FIELDS`), each running over its indented
-    continuation lines, joined by single spaces. The docstring is then the one home of what
-    the claim says; a missing or repeated field is a ``ValueError`` naming it."""
-    words: dict = {}
-    key = None
-    for line in (doc or "").splitlines():
-        head = line.startswith(":") and line.count(":") >= 2
-        _, field, text = line.split(":", 2) if head else (None, None, None)
-        if field in WORD_FIELDS:
-            if WORD_FIELDS[field] in words:
-                raise ValueError(f"the docstring repeats the field :{field}:")
-            key = WORD_FIELDS[field]
-            words[key] = text.strip()
-        elif key and line.startswith(" ") and line.strip():
-            words[key] += " " + line.strip()
-        else:
-            key = None
-    missing = [f":{f}:" for f, k in WORD_FIELDS.items() if k not in words]
-    if missing:
-        raise ValueError(f"the docstring lacks {len(missing)} of the claim's fields: "
-                         f"{', '.join(missing)}")
-    return words
 
 
 def matched_claim(*, surrogate: str, **fields) -> Claim:

@@ -74,9 +74,10 @@ CONCENTRATED = ("a matched case where greedy must win (the run's strongest membe
                 "same n)")
 
 
-def selection_claim(name: str, statistic: str, other: str, rule: str):
+def selection_claim(name: str, statistic: str, other: str, rule: str, short: str):
     """The claim "held-out greedy beats ``other``" on the budget-averaged ``statistic`` of
-    :func:`infodiv.selection.budget_differences` (``rule``: the difference in words)."""
+    :func:`infodiv.selection.budget_differences` (``rule``: the difference in words,
+    ``short``: its table column)."""
     from ..inference.claim import Claim
 
     def difference(rep) -> float:
@@ -93,4 +94,5 @@ def selection_claim(name: str, statistic: str, other: str, rule: str):
         sentence=f"members chosen greedily predict held-out examples better than {other} of "
                  "the same size",
         rule=three_part(f"{rule} averaged over budgets k = 1..M-1", "greater"),
-        quick=shortcut, surrogate_kwargs=concentrated, applies=applies)
+        quick=shortcut, surrogate_kwargs=concentrated, applies=applies, group="selection",
+        short=short)

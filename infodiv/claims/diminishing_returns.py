@@ -5,19 +5,11 @@ OLS slope on k (k = 1..M), :func:`infodiv.submodularity.gain_slope`. A negative 
 its label null is the finding; its matched case is the run's own conditionally independent
 control (each member permuted within its class: Theorem 7's premise made true, so the gains
 of I(U_S;Y) diminish by construction).
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: Theorems 5-7 (submodularity of I(U_S;Y) under conditional independence): gains
-    diminish as members are added
-:statistic: OLS slope of the random-order gain profile g(k) on k
-:sentence: adding a member helps less the more members are already there, on average
 """
 
 from __future__ import annotations
 
-from ._cases import claim_words, scalar_claim
+from ._cases import scalar_claim
 from ._chains import order_samples
 
 __all__ = ["CLAIM", "slope"]
@@ -47,6 +39,15 @@ def _applies(run, design):
     return None if run.n_members >= 2 else f"needs M >= 2 members, got {run.n_members}"
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "Theorems 5-7 (submodularity of I(U_S;Y) under conditional independence): gains "
+               "diminish as members are added",
+    "statistic_name": "OLS slope of the random-order gain profile g(k) on k",
+    "sentence": "adding a member helps less the more members are already there, on average",
+}
+
 CLAIM = scalar_claim(name="diminishing_returns", statistic=slope, direction="less",
                      surrogate="conditionally_independent", rule_name="g(k) slope", quick=quick,
-                     applies=_applies, units="{units} per member", **claim_words(__doc__))
+                     applies=_applies, units="{units} per member",
+                     group="curve", short="diminishing returns", default=True, **WORDS)

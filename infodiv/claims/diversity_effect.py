@@ -7,22 +7,13 @@ non-redundancy (the sign of the coefficient β, with a null spread that does not
 design, so a surrogate can be judged against the run's null); positive beyond its null is the
 finding. Its matched case plants redundancy: the strongest members copied with noise onto
 random others (β > 0 by construction).
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: the paper's diversity claim (Theorem 4 reading): a member helps more where it is less
-    redundant with the set
-:statistic: partial r of rho_x(S) and x's linear non-redundancy with S given rho_x(empty) and
-    |S|
-:sentence: a member's gain grows with how little of it the set already explains
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._cases import claim_words, scalar_claim
+from ._cases import scalar_claim
 from ._chains import chain_values, singleton_gains
 from ._pairs import pairs_partial_r, pairs_quick
 
@@ -66,8 +57,18 @@ def _applies(run, design):
     return None if design.n_triples else "no DR chains (n_triples = 0)"
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "the paper's diversity claim (Theorem 4 reading): a member helps more where it is "
+               "less redundant with the set",
+    "statistic_name": "partial r of rho_x(S) and x's linear non-redundancy with S given "
+                      "rho_x(empty) and |S|",
+    "sentence": "a member's gain grows with how little of it the set already explains",
+}
+
 CLAIM = scalar_claim(name="diversity_effect", statistic=partial_r, direction="greater",
                      surrogate="planted_redundancy", quick=quick, applies=_applies,
                      rule_name="diversity regression beta > 0, tested on its partial r (same "
                                "sign)",
-                     units="dimensionless (partial correlation)", **claim_words(__doc__))
+                     units="dimensionless (partial correlation)",
+                     group="curve", short="diversity effect", default=True, **WORDS)

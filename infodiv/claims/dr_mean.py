@@ -3,21 +3,13 @@
 The chains are the design's fixed DR triples (prefixes of uniformly random orders); the
 statistic is the mean of d_t = ρ_x(A) − ρ_x(B) (utility units). Positive beyond its null is
 diminishing returns on nested sets; its matched case is the conditionally independent control.
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: submodularity on nested sets: rho_x(A) >= rho_x(B) for A in B, x not in B
-:statistic: mean over the DR chains of rho_x(A) - rho_x(B)
-:sentence: a member adds more to a smaller set than to a larger one containing it, on average
-    over nested chains
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._cases import claim_words, scalar_claim
+from ._cases import scalar_claim
 from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "mean_difference"]
@@ -37,7 +29,15 @@ def quick(rep, rng, n_bootstrap) -> dict:
     return {"value": float(d.mean()), "ci": tuple(np.percentile(boot, [2.5, 97.5]))}
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "submodularity on nested sets: rho_x(A) >= rho_x(B) for A in B, x not in B",
+    "statistic_name": "mean over the DR chains of rho_x(A) - rho_x(B)",
+    "sentence": "a member adds more to a smaller set than to a larger one containing it, on "
+                "average over nested chains",
+}
+
 CLAIM = scalar_claim(name="dr_mean_difference_positive", statistic=mean_difference,
                      direction="greater", surrogate="conditionally_independent",
                      rule_name="mean rho_x(A) - rho_x(B)", quick=quick, applies=needs_chains,
-                     **claim_words(__doc__))
+                     group="curve", short="nested sets", default=True, **WORDS)

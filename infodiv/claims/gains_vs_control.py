@@ -9,23 +9,13 @@ orders, the same orders for the real members and for each of
 :data:`~infodiv.claims._control.CONTROL_DRAWS` within-class permutations (paired, so the
 order noise cancels). Negative beyond its label null (with shuffled labels both profiles are
 flat and the difference 0) is the finding. Matched case: planted redundancy.
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: Theorem 7 (diminishing returns because of redundancy): the gain profile against the
-    members' conditionally independent control
-:statistic: OLS slope of g(k) of the real members minus that of the conditionally independent
-    control (same random orders)
-:sentence: gains diminish faster than they would for the same members made conditionally
-    independent: the extra diminishing is redundancy, not the ceiling
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._cases import claim_words, scalar_claim
+from ._cases import scalar_claim
 from ._chains import order_samples, orders
 from ._control import control_fits, needs_members
 
@@ -70,7 +60,17 @@ def _applies(run, design):
     return reason
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "Theorem 7 (diminishing returns because of redundancy): the gain profile against "
+               "the members' conditionally independent control",
+    "statistic_name": "OLS slope of g(k) of the real members minus that of the conditionally "
+                      "independent control (same random orders)",
+    "sentence": "gains diminish faster than they would for the same members made conditionally "
+                "independent: the extra diminishing is redundancy, not the ceiling",
+}
+
 CLAIM = scalar_claim(name="gains_vs_control", statistic=slope_difference, direction="less",
                      surrogate="planted_redundancy_ci", rule_name="slope difference",
                      quick=quick, applies=_applies, units="{units} per member",
-                     **claim_words(__doc__))
+                     group="control", short="gains vs control", default=False, **WORDS)

@@ -13,4 +13,5 @@ from ._selection import selection_claim
 __all__ = ["CLAIM"]
 
 CLAIM = selection_claim("greedy_beats_prefix", "greedy_minus_prefix_mean", "the depth prefix",
-                        "held-out greedy - depth prefix")
+                        "held-out greedy - depth prefix",
+                        "greedy > prefix")

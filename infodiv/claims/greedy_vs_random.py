@@ -13,4 +13,5 @@ from ._selection import selection_claim
 __all__ = ["CLAIM"]
 
 CLAIM = selection_claim("greedy_beats_random", "greedy_minus_best_random_mean",
-                        "the best of the random orders", "held-out greedy - best-of-random")
+                        "the best of the random orders", "held-out greedy - best-of-random",
+                        "greedy > best random")

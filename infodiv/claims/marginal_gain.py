@@ -17,23 +17,13 @@ between pairs; with accuracy it links the readout's gains to the information red
 Matched case: planted redundancy (the strongest members copied with their noise onto others:
 pairs whose partner is in S carry high redundancy and low gain,
 :func:`infodiv.inference.surrogates.planted_redundancy`).
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: Theorem 7 (diminishing returns because of redundancy): a member's marginal gain
-    against its measured redundancy with the set, I(x;Y) - I(x;Y|U_S)
-:statistic: partial r of rho_x(S) and x's redundancy with S (usable-information chain rule, LDA
-    probe on summed logits) given rho_x(empty) and |S|
-:sentence: a member gains less where it is more redundant with the set (its information about
-    the label already held by the set)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._cases import claim_words, scalar_claim
+from ._cases import scalar_claim
 from ._chains import singleton_gains
 from ._control import needs_members
 from ._pairs import pairs_partial_r, pairs_quick
@@ -104,7 +94,17 @@ def _applies(run, design):
     return reason or (None if design.n_triples else "no DR chains (n_triples = 0)")
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "Theorem 7 (diminishing returns because of redundancy): a member's marginal gain "
+               "against its measured redundancy with the set, I(x;Y) - I(x;Y|U_S)",
+    "statistic_name": "partial r of rho_x(S) and x's redundancy with S (usable-information chain "
+                      "rule, LDA probe on summed logits) given rho_x(empty) and |S|",
+    "sentence": "a member gains less where it is more redundant with the set (its information "
+                "about the label already held by the set)",
+}
+
 CLAIM = scalar_claim(name="marginal_gain_redundancy", statistic=partial_r, direction="less",
                      surrogate="planted_redundancy", rule_name="partial r", quick=quick,
                      applies=_applies, units="dimensionless (partial correlation)",
-                     **claim_words(__doc__))
+                     group="control", short="marginal gain vs redundancy", default=False, **WORDS)

@@ -23,15 +23,6 @@ the rate on the conditionally independent control (premise true); its rate on sh
 is at most the signal gate's, α. Matched case: planted within-class dependence (the strongest
 members copied with their own within-class noise onto others:
 :func:`infodiv.inference.surrogates.planted_redundancy`).
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: Theorem 7's premise (members conditionally independent given Y), tested directly
-:statistic: excess within-class dependence: mean squared within-class correlation between
-    coordinates of different members, minus its value with every member permuted within its
-    class
-:sentence: the members are dependent given the label: Theorem 7's premise fails on this run
 """
 
 from __future__ import annotations
@@ -39,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
-from ._cases import claim_words, redundancy_copies
+from ._cases import redundancy_copies
 from ._control import needs_members
 
 __all__ = ["CLAIM", "within_class_dependence", "label_signal", "dependence_test", "decide",
@@ -144,6 +135,15 @@ def decide(value, se, null, alpha) -> tuple[bool, dict]:
     return hit, {"estimate": float(excess), "p": p_within, "extra": extra}
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "Theorem 7's premise (members conditionally independent given Y), tested directly",
+    "statistic_name": "excess within-class dependence: mean squared within-class correlation "
+                      "between coordinates of different members, minus its value with every member "
+                      "permuted within its class",
+    "sentence": "the members are dependent given the label: Theorem 7's premise fails on this run",
+}
+
 CLAIM = Claim(
     name="premise",
     statistic=statistic, direction="greater", surrogate="planted_redundancy",
@@ -153,4 +153,5 @@ CLAIM = Claim(
          "class: the premise made true), excess > 0, and the members' label signal beyond its "
          "label-permutation null (p < {alpha})",
     quick=quick, decide=decide, surrogate_kwargs=redundancy_copies, applies=needs_members,
-    units="dimensionless (squared correlation)", **claim_words(__doc__))
+    units="dimensionless (squared correlation)",
+    group="control", short="premise", default=True, **WORDS)

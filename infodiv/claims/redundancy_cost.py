@@ -11,23 +11,13 @@ chance and the gap at 0) is the finding: the members' dependence given Y costs a
 information that independent members of the same quality would have. Its matched case plants
 redundancy (the strongest members copied with their own within-class noise onto others), which
 the control removes by construction (:func:`infodiv.inference.surrogates.planted_redundancy`).
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: Theorem 7 (redundancy): f(all) against the members' conditionally independent control
-    (each member permuted within its class)
-:statistic: f(all) of the conditionally independent control minus f(all) of the real members
-    (utility units; mean of several within-class permutations)
-:sentence: the members' dependence given the label costs the ensemble: the same members made
-    conditionally independent reach more
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._cases import claim_words, scalar_claim
+from ._cases import scalar_claim
 from ._control import control_fits, needs_members
 
 __all__ = ["CLAIM", "gap"]
@@ -55,6 +45,17 @@ def quick(rep, rng, n_bootstrap) -> dict:
     return {"value": float(d.mean()), "ci": (float(lo), float(hi))}
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "Theorem 7 (redundancy): f(all) against the members' conditionally independent "
+               "control (each member permuted within its class)",
+    "statistic_name": "f(all) of the conditionally independent control minus f(all) of the real "
+                      "members (utility units; mean of several within-class permutations)",
+    "sentence": "the members' dependence given the label costs the ensemble: the same members made "
+                "conditionally independent reach more",
+}
+
 CLAIM = scalar_claim(name="redundancy_cost", statistic=gap, direction="greater",
                      surrogate="planted_redundancy_ci", rule_name="gap", quick=quick,
-                     applies=needs_members, **claim_words(__doc__))
+                     applies=needs_members,
+                     group="control", short="redundancy cost", default=True, **WORDS)

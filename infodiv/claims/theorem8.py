@@ -20,16 +20,6 @@ and the record's extra carries ``report_only``.
 The fold seed is part of the estimator (as in the decompositions), not a replicate's draw: the
 engine's reruns on the unchanged rows all give the one fit (no Monte-Carlo spread), and each
 example-bootstrap replicate splits its own resampled rows with it.
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: Theorem 8 / Eq. 12: error bounds from I(U;Y) (a report, not a test)
-:statistic: Eq. 12 bounds on the Bayes error given U from the usable-information bracket of
-    I(U;Y), beside the best readout's held-out error
-:sentence: the Bayes error of the best classifier of all members lies between the Eq. 12 bounds
-    (they are about that error, not the model's argmax error); the best readout's held-out
-    error is shown beside them
 """
 
 from __future__ import annotations
@@ -37,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
-from ._cases import claim_words
 from ._control import needs_members
 
 __all__ = ["CLAIM", "bounds", "decide", "report", "FIELDS", "FOLD_SEED"]
@@ -100,6 +89,16 @@ def report(extra: dict) -> str:
             f"{extra['best_readout_error']:.3g} is {verdict}")
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "Theorem 8 / Eq. 12: error bounds from I(U;Y) (a report, not a test)",
+    "statistic_name": "Eq. 12 bounds on the Bayes error given U from the usable-information "
+                      "bracket of I(U;Y), beside the best readout's held-out error",
+    "sentence": "the Bayes error of the best classifier of all members lies between the Eq. 12 "
+                "bounds (they are about that error, not the model's argmax error); the best "
+                "readout's held-out error is shown beside them",
+}
+
 CLAIM = Claim(
     name="theorem8",
     statistic=statistic, direction="less", surrogate="shuffled_labels",
@@ -107,4 +106,4 @@ CLAIM = Claim(
     rule="report only: never a detection (Eq. 12 bounds from the bracket of I; alpha "
          "{alpha} unused)",
     decide=decide, applies=needs_members, units="error rate (fraction of examples)",
-    **claim_words(__doc__))
+    group="report", short="Theorem 8 bounds", default=False, **WORDS)

@@ -6,21 +6,13 @@ step-down minimum-z label-permutation test over the chains
 (:func:`infodiv.inference.verdicts.violation_test`: family-wise error ≤ α by construction).
 Its matched case is a planted synergistic pair the objective can read
 (:func:`infodiv.inference.surrogates.planted_style`).
-
-In words (the claim's ``theorem``, ``statistic_name`` and ``sentence``, as every record
-and page prints them):
-
-:theorem: submodularity (Theorems 5-7): no nested chain whose gain grows
-:statistic: per-chain rho_x(A) - rho_x(B) (estimate: fraction of chains significant)
-:sentence: some member adds more to a larger set than to a smaller one inside it: the objective
-    is not submodular on this run
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._cases import claim_words, matched_claim
+from ._cases import matched_claim
 from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "decide"]
@@ -53,10 +45,19 @@ def decide(value, se, null, alpha) -> tuple[bool, dict]:
                   "estimate_meaning": "fraction of chains significant (family-wise)"}}
 
 
+#: the claim in words, as every record and page prints it
+WORDS = {
+    "theorem": "submodularity (Theorems 5-7): no nested chain whose gain grows",
+    "statistic_name": "per-chain rho_x(A) - rho_x(B) (estimate: fraction of chains significant)",
+    "sentence": "some member adds more to a larger set than to a smaller one inside it: the "
+                "objective is not submodular on this run",
+}
+
 CLAIM = matched_claim(
     name="violations",
     statistic=differences, direction="less", surrogate="planted_synergy",
     rule="some triple's null-corrected difference significantly < 0 by the step-down min-z "
          "label-permutation test over triples (family-wise error <= {alpha})",
     quick=quick, decide=decide, applies=needs_chains,
-    units="fraction of chains", **claim_words(__doc__))
+    units="fraction of chains",
+    group="curve", short="violations", default=True, **WORDS)

@@ -16,26 +16,29 @@ import argparse
 import os
 from pathlib import Path
 
-from infodiv.commands.preflight import int_at_least, n_jobs, nonneg_int, positive_int
-from infodiv.commands.run import MIN_EXAMPLES
+from infodiv.commands.options import add_inference_options
+from infodiv.commands.preflight import positive_int
+from infodiv.commands.run import MIN_EXAMPLES, rerun_command
+from infodiv.study.settings import (
+    CurvesSettings,
+    DecomposeSettings,
+    ExtractionSettings,
+    InferenceSettings,
+    StudySettings,
+)
 
 #: the demo's task and size: the paper's AG News rows, the first DEFAULT_N of the bundled 2000
 TASK, DEFAULT_N, BUNDLED_ROWS = "ag_news", 1000, 2000
-#: resamples of the decompositions' own inference (the depth estimand, Figure 3's p-values): not
-#: a headline claim; at 20 the decompositions take ~50 CPU s at n = 1000 instead of ~195
-DECOMPOSE_INFERENCE = 20
-#: the information terms of all members (usable information, relevancy, diversity, the
-#: Eq. 12 bounds and Theorems 5–6 along the depth order; ~11 CPU s at n = 1000) without their
-#: label null (each permutation reruns the whole cross-fitted procedure: ~3.7 CPU s apiece)
-INFO_METHOD, INFO_NULL = "usable", 0
+#: the decompositions: the information terms of all members (usable information, relevancy,
+#: diversity, the Eq. 12 bounds and Theorems 5–6 along the depth order; ~11 CPU s at
+#: n = 1000) with 20 resamples of their own inference (the depth estimand, Figure 3's
+#: p-values: not a headline claim; ~50 CPU s instead of ~195 at 100) and no label null
+#: (each permutation reruns the whole cross-fitted procedure: ~3.7 CPU s apiece)
+DECOMPOSE = DecomposeSettings(info_methods=("usable",), n_resamples=20, info_null=0)
 #: the set function of the demo's curves: the accuracy of the members' summed logits (the
-#: model's own readout; the calibrated readout refits per member set and costs too much here)
-OBJECTIVES = ("accuracy",)
-#: the curve claims on the first screen: the default four, Theorem 7's premise (within-class
-#: dependence of the members, tested directly) and the redundancy cost (f(all) of the members
-#: made conditionally independent against the real ones); each ~40 s on 2 cores at n = 1000
-CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violations",
-          "diversity_effect", "premise", "redundancy_cost")
+#: model's own readout; the calibrated readout refits per member set and costs too much
+#: here), judged on the registered default claims (each ~40 s on 2 cores at n = 1000)
+CURVES = CurvesSettings(objectives=("accuracy",))
 
 
 def _rows(text: str) -> int:
@@ -54,15 +57,9 @@ def configure(parser) -> None:
     parser.add_argument("--n", type=_rows, default=DEFAULT_N,
                         help=f"AG News rows, the first N of the bundled 2000 (default {DEFAULT_N})")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
-    parser.add_argument("--n-permutations", type=positive_int, default=200,
-                        help="random member orders for the curves")
-    parser.add_argument("--n-bootstrap", type=int_at_least(20), default=200, metavar="B",
-                        help="example resamples B = label permutations K of every verdict")
-    parser.add_argument("--power-replicates", type=nonneg_int, default=20, metavar="N",
-                        help="surrogates of each kind behind every verdict's power (0 skips)")
-    parser.add_argument("--n-jobs", type=n_jobs, default=-1,
-                        help="joblib workers of the verdicts' replicates (default -1: every "
-                             "core; the numbers do not depend on it)")
+    parser.add_argument("--n-curve-orders", type=positive_int, default=CURVES.n_curve_orders,
+                        help="random member orders of the drawn curves")
+    add_inference_options(parser, InferenceSettings(n_jobs=-1))
     parser.add_argument("--workers", type=positive_int, default=None,
                         help="extraction processes (default: one per core on CPU, one on a GPU)")
     parser.add_argument("--threads", type=positive_int, default=None,
@@ -89,20 +86,28 @@ def _parallelism(args) -> tuple[int, int]:
     return workers, args.threads or max(1, cores // workers)
 
 
-def run(args) -> int:
-    from infodiv.cli import build_parser
-    from infodiv.commands import run as run_command
+def demo_settings(args) -> StudySettings:
+    """The demo's study: its task, decompositions and curves with the user's sizes."""
+    from infodiv.commands.options import study_settings
     from infodiv.data import bundled_data_dir
 
-    argv = ["run", "--model", run_command.DEFAULT_MODEL, "--task", TASK,
-            "--data-dir", str(bundled_data_dir()), "--n", str(args.n), "--out", str(args.out),
-            "--device", args.device, "--n-permutations", str(args.n_permutations),
-            "--objective", *OBJECTIVES, "--claims", *CLAIMS, "--info-method", INFO_METHOD,
-            "--info-null", str(INFO_NULL),
-            "--decompose-inference", str(DECOMPOSE_INFERENCE), "--n-bootstrap",
-            str(args.n_bootstrap), "--power-replicates", str(args.power_replicates),
-            "--n-jobs", str(args.n_jobs)]
     workers, threads = _parallelism(args)
-    argv += ["--workers", str(workers), "--threads", str(threads)]
-    argv += ["--overwrite"] * args.overwrite + ["--quiet"] * args.quiet
-    return run_command.run(build_parser().parse_args(argv))
+    extraction = ExtractionSettings(tasks=(TASK,), data_dir=str(bundled_data_dir()), n=args.n,
+                                    device=args.device, workers=workers, threads=threads)
+    base = StudySettings(extraction=extraction, decompose=DECOMPOSE, curves=CURVES)
+    return study_settings(argparse.Namespace(
+        **{k: v for k, v in vars(args).items() if k not in ("n", "device", "workers",
+                                                            "threads")}), base)
+
+
+def run(args) -> int:
+    import time
+
+    from infodiv.study.pipeline import run_study
+
+    t0 = time.perf_counter()
+    settings = demo_settings(args)
+    run_study(settings, args.out, overwrite=args.overwrite, quiet=args.quiet,
+              command=rerun_command(args._parser, args, "demo"))
+    print(f"infodiv demo: done in {time.perf_counter() - t0:.0f} s")
+    return 0

@@ -178,7 +178,7 @@ def run(args) -> int:
     from extraction.outdir import check_target, output_lock, run_identity
     from extraction.readout import ExactnessError
     from extraction.runner import extract
-    from infodiv.commands.preflight import check_model
+    from infodiv.study.checks import check_model
 
     check_model(args.model, args.gguf_file)   # an unknown model: one line, exit 2, no work
     task = _task(args)

@@ -35,10 +35,11 @@ def combined_folder(roots) -> Path:
 def run(args) -> int:
     import shlex
 
-    from infodiv.commands.preflight import UserError, check_out, load_run, reextract
-    from infodiv.commands.runfolder import verify_files
     from infodiv.reports.html import write_report
     from infodiv.reports.summary import print_summary
+    from infodiv.runfiles import UserError, load_run, reextract
+    from infodiv.study.checks import check_out
+    from infodiv.study.runfolder import verify_files
 
     roots = []
     for path in args.run_dir:

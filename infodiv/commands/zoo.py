@@ -298,9 +298,9 @@ def _train(args) -> int:
 
 
 def _finetune(args) -> int:
-    from infodiv.commands.preflight import check_model
     from infodiv.experiments.data import zoo_tasks
     from infodiv.experiments.finetune import finetune, finetune_name
+    from infodiv.study.checks import check_model
 
     cfg = _schedule(args)
     check_model(args.model)   # an unknown model: one line, exit 2, before any work

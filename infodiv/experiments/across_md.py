@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from infodiv.claims import CLAIMS, claim_names
+
 from .intervals import INFORMATION, SCALARS
 
 __all__ = ["across_markdown", "across_figure"]
@@ -177,9 +179,13 @@ def _verdicts(records) -> list[str]:
     return lines
 
 
-#: verdicts of the second table: (key, column title)
-ADDED = (("diversity_effect", "div. effect"), ("greedy_beats_random", "greedy > best random"),
-         ("greedy_beats_prefix", "greedy > prefix"))
+def _columns(names) -> tuple:
+    """``(claim, column title)`` of registered claims: the title is the claim's ``short``."""
+    return tuple((n, CLAIMS[n].short) for n in names)
+
+
+#: verdicts of the second table: the diversity effect and the selection claims
+ADDED = _columns(("diversity_effect", *claim_names("selection")))
 
 
 def _claim_table(records, claims, title: str, text: str, columns: str, cell) -> list[str]:
@@ -222,10 +228,8 @@ def _added_verdicts(records) -> list[str]:
         lambda d: f"{_yes(d.get('finding'))} | {_rates(d)}")
 
 
-#: the claims that tell redundancy from a ceiling: (key, column title)
-CONTROL = (("premise", "premise"), ("redundancy_cost", "redundancy cost"),
-           ("gains_vs_control", "gains vs control"),
-           ("marginal_gain_redundancy", "marginal gain vs redundancy"))
+#: the claims that tell redundancy from a ceiling (the registry's control claims)
+CONTROL = _columns(claim_names("control"))
 
 
 def _estimate(d) -> str:

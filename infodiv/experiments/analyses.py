@@ -2,8 +2,9 @@
 decompose`` writes) and the curves report, with their settings, caching and the summary the zoo
 quotes.
 
-The curves report runs one objective at a time (:func:`infodiv.reports.curves.curves_report`,
-each with its own ``CurvesSettings``: :func:`objective_settings`), so the headline objective
+The curves stage runs one objective at a time (:func:`infodiv.study.curves.curves_stage`,
+each with its own :class:`~infodiv.study.settings.StudySettings`: :func:`objective_settings`,
+:func:`study_settings`), so the headline objective
 (held-out accuracy of the summed readout) gets its verdicts at full size with the power
 surrogates while a secondary objective (usable information of the calibrated summed readout,
 ``mi_readout``: a valid lower bound on I(U_S;Y), never above H(Y)) runs at a smaller size; the
@@ -24,12 +25,13 @@ objective).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
 import time
 from pathlib import Path
+
+from infodiv.claims import claim_names
 
 __all__ = ["ZOO_CLAIMS", "REPORT_CLAIMS", "curves_settings", "objective_settings",
            "reduce_curves", "run_analyses", "curve_summary", "current_curves",
@@ -39,14 +41,11 @@ _DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # writte
 #: the power surrogates plant XOR synergy into 2 member pairs
 #: (infodiv.inference.surrogates.planted_synergy): fewer members get no power run
 MIN_POWER_MEMBERS = 4
-#: the claims judged on every curve objective (registry names, :mod:`infodiv.claims`): the
-#: curves report's defaults, then Theorem 7's premise, the redundancy cost, the gain profile
-#: against the conditionally independent control and marginal gain against redundancy
-ZOO_CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violations",
-              "diversity_effect", "premise", "redundancy_cost", "gains_vs_control",
-              "marginal_gain_redundancy")
+#: the claims judged on every curve objective: the registered curve and control claims
+#: (:mod:`infodiv.claims`)
+ZOO_CLAIMS = claim_names(("curve", "control"))
 #: report-only claims, on the first objective at B = K = ``report_size``, no power
-REPORT_CLAIMS = ("theorem8",)
+REPORT_CLAIMS = claim_names("report")
 
 
 def curves_settings(inference: int = 200, power: int = 20, *, secondary=(50, 10),
@@ -96,29 +95,36 @@ def objective_settings(settings: dict, obj: str) -> dict:
     return kw
 
 
-def _curves_settings(kw: dict):
-    """The ``CurvesSettings`` of :func:`objective_settings`' ``kw`` (report claims left out)."""
-    from infodiv.reports.curves import CurvesSettings
+def study_settings(kw: dict, **changes):
+    """The :class:`~infodiv.study.settings.StudySettings` of :func:`objective_settings`' ``kw``
+    (the zoo's stored record of what it ran: ``n_permutations`` random orders of the curves,
+    ``n_null`` label permutations, ``inference`` verdicts on or off, ``inference_selection``
+    0 for no selection verdicts; report claims left out), with ``changes`` applied."""
+    from infodiv.study import StudySettings
 
-    plain = {k: v for k, v in kw.items() if k not in ("report_claims", "report_size")}
-    if "claims" in plain:
-        plain["claims"] = tuple(plain["claims"])
-    return CurvesSettings(**{**plain, "objectives": tuple(kw["objectives"])})
+    study = {"objectives": tuple(kw["objectives"]), "n_curve_orders": kw["n_permutations"],
+             "n_triples": kw["n_triples"], "n_bootstrap": kw["n_bootstrap"],
+             "n_permutations": kw["n_null"], "power_replicates": kw["power_replicates"],
+             "stability": kw["stability"], "graph": kw["graph"], "verdicts": kw["inference"],
+             "selection_verdicts": kw.get("inference_selection", 1) != 0}
+    if "claims" in kw:
+        study["claims"] = tuple(kw["claims"])
+    return StudySettings().with_settings(**{**study, **changes})
 
 
 def _report_claims(contrib, obj: str, kw: dict, entry: dict) -> None:
     """Add the verdict records of ``kw["report_claims"]`` on ``obj`` to ``entry`` (B = K =
     ``report_size``, no power); a claim that cannot run is listed under ``not_tested``."""
-    from infodiv.reports.curves import curve_verdicts
+    from infodiv.study.curves import curve_verdicts
 
     size = int(kw["report_size"])
-    s = dataclasses.replace(_curves_settings(kw), claims=tuple(kw["report_claims"]),
-                            n_bootstrap=size, n_null=size, power_replicates=0)
+    s = study_settings(kw, claims=tuple(kw["report_claims"]), n_bootstrap=size,
+                       n_permutations=size, power_replicates=0)
     doc = curve_verdicts(contrib, obj, s)
     entry.setdefault("verdicts", {}).update(doc["verdicts"])
     entry.setdefault("not_tested", {}).update(doc["not_tested"])
-    entry["report_claims"] = {"claims": list(kw["report_claims"]), "sizes": s.sizes(),
-                              "cpu_s": doc.get("cpu_s")}
+    entry["report_claims"] = {"claims": list(kw["report_claims"]),
+                              "sizes": s.inference.sizes(), "cpu_s": doc.get("cpu_s")}
 
 
 def cases_current(entry: dict) -> bool:
@@ -136,8 +142,8 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
     """Compute (or reuse) every objective's entry, merge, write; the failed objectives'
     messages are returned (their entries keep the error and are recomputed next time)."""
     from extraction import Contributions
-    from infodiv.reports.curves import curves_report
     from infodiv.reports.curves_md import curves_markdown
+    from infodiv.study.curves import curves_stage
 
     contrib = Contributions.load(run_dir)
     old_path = dest / "report.json"
@@ -158,7 +164,7 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
         else:
             tmp = dest / f".part-{obj}"
             t0 = time.process_time()
-            doc = curves_report(contrib, tmp, _curves_settings(kw), run_dir=run_dir, log=log)
+            doc = curves_stage(contrib, tmp, study_settings(kw), run_dir=run_dir, log=log)
             shutil.rmtree(tmp, ignore_errors=True)   # its figures are regenerated, not kept
             entry = doc["objectives"][obj]
             if kw.get("report_claims") and "error" not in entry:
@@ -314,7 +320,8 @@ def curve_summary(report_json) -> dict:
                     "power_replicates": (entry.get("zoo_settings") or {}).get(
                         "power_replicates")}
         if obj == sel.get("objective") and sel_inf:
-            out[obj]["selection_n_resamples"] = sel_inf.get("n_resamples")
+            out[obj]["selection_n_resamples"] = (sel_inf.get("sizes") or {}).get(
+                "n_bootstrap", sel_inf.get("n_resamples"))
     return out
 
 

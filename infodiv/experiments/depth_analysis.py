@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..claims import claim_names
 from .checks import at_least, check_int_fields, non_negative, positive
 
 __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
@@ -54,11 +55,10 @@ __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", 
 #: the code version of a per-model JSON, part of its key: bumped whenever what it holds or how
 #: any of it is computed changes (a stored analysis of another key is recomputed whole)
 ANALYSIS_VERSION = 3
-#: claims tested on every model (infodiv.claims), in report order
-CLAIM_NAMES = ("diminishing_returns", "dr_mean_difference_positive", "violations",
-               "diversity_effect", "premise", "redundancy_cost", "gains_vs_control")
+#: claims tested on every model: the registered curve and control claims, in report order
+CLAIM_NAMES = claim_names(("curve", "control"))
 #: report-only claims (no detection, no power): their own engine call
-REPORT_CLAIMS = ("theorem8",)
+REPORT_CLAIMS = claim_names("report")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from infodiv.claims import CLAIMS
 from infodiv.reports.markdown import fmt, md_table
 
 from .configs import planned_names
@@ -193,7 +194,7 @@ def _claim_lines(summary, hops, name) -> list[str]:
     if not rows:
         return []
     v0 = rows[0]["verdicts"][name]
-    if name == "theorem8":
+    if CLAIMS[name].group == "report":
         lines = md_table(["model", "best readout error", "Eq. 12 bounds on the Bayes error",
                           "consistent"],
                          [[r["model"], fmt(r["verdicts"][name]["report"]["best_readout_error"],

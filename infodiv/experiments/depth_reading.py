@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from infodiv.claims import CLAIMS, claim_names
 from infodiv.reports.markdown import fmt
 
 __all__ = ["reading", "CLAIM_ORDER"]
 
-CLAIM_ORDER = ("diminishing_returns", "dr_mean_difference_positive", "violations",
-               "diversity_effect", "premise", "redundancy_cost", "gains_vs_control", "theorem8")
+#: the claims the depth page reads, in report order (the registry's curve, control and report
+#: claims)
+CLAIM_ORDER = claim_names(("curve", "control", "report"))
 
 
 def _iv(cell, spec=".3f") -> str:
@@ -138,7 +140,7 @@ def reading(summary, hops) -> list[str]:
                    "unshared depths that every seed has; not available yet.")
     counts = d["verdicts"]
     for name in CLAIM_ORDER:
-        if name in counts and name != "theorem8":
+        if name in counts and CLAIMS[name].group != "report":
             sentence = next(r["verdicts"][name].get("sentence") for r in summary["records"]
                             if str(r["hops"]) == hops and name in r["verdicts"])
             out.append(f"- `{name}` ({sentence}): {_holds(counts[name])}.")

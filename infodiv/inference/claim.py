@@ -26,9 +26,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Claim", "Design", "Replicate", "DIRECTIONS"]
+__all__ = ["Claim", "Design", "Replicate", "DIRECTIONS", "GROUPS"]
 
 DIRECTIONS = ("less", "greater")
+#: what a claim is about, in report order: the curves of one objective; the real members
+#: against their conditionally independent control (Theorem 7's mechanism); held-out greedy
+#: selection; a report that prints bounds and never detects
+GROUPS = ("curve", "control", "selection", "report")
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,13 @@ class Claim:
     units : the units of the estimate; ``{units}`` is filled with the objective's
         (``"{units} per member"`` for a slope over set sizes, ``"dimensionless"`` for a
         correlation)
+    group : one of :data:`GROUPS`: which part of a study judges the claim (the curves of every
+        objective, the control comparisons, the held-out selection, a report)
+    short : the claim's name in a table column (a few words)
+    default : judged by ``infodiv run`` / ``infodiv demo`` / ``infodiv curves`` without
+        ``--claims``
+    objectives : the objectives the claim can be judged on (None: any); a study judges a
+        claim on the first of its objectives that the study computes
     """
 
     name: str
@@ -171,8 +182,17 @@ class Claim:
     surrogate_kwargs: Callable[[Any, Design], dict] | None = None
     applies: Callable[[Any, Design], str | None] | None = None
     units: str = "{units}"
+    group: str = "curve"
+    short: str = ""
+    default: bool = False
+    objectives: tuple | None = None
 
     def __post_init__(self):
         if self.direction not in DIRECTIONS:
             raise ValueError(f"direction of claim {self.name!r} must be one of {DIRECTIONS}, "
                              f"got {self.direction!r}")
+        if self.group not in GROUPS:
+            raise ValueError(f"group of claim {self.name!r} must be one of {GROUPS}, "
+                             f"got {self.group!r}")
+        if not self.short:
+            object.__setattr__(self, "short", self.name.replace("_", " "))

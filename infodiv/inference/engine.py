@@ -44,6 +44,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from estimators.resampling import bootstrap_interval
+from estimators.validation import check_seed_sequence
 
 from .claim import Claim, Design, Replicate
 from .flags import Flag, check_failures
@@ -135,13 +136,13 @@ def _power(run, claims, design, nulls, *, alpha, n_power, n_power_bootstrap, n_b
     for c in claims:
         if c.surrogate_kwargs is not None:
             kwargs.setdefault(c.surrogate, {}).update(c.surrogate_kwargs(run, design))
-    det = _Detector(claims, design, nulls, alpha, max(200, n_bootstrap), n_power_bootstrap)
+    det = _Detector(claims, design, nulls, alpha, n_bootstrap, n_power_bootstrap)
     return surrogate_power(run, det, kinds=kinds, n_replicates=n_power, surrogate_kwargs=kwargs,
                            random_state=random_state, n_jobs=n_jobs, progress=progress)
 
 
 def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations, failed,
-            units=""):
+            n_power_bootstrap=0, units=""):
     value = est.value
     flags = check_failures(failed, est.n_bootstrap + n_permutations + est.n_mc,
                            f"{claim.name} replicates")
@@ -188,7 +189,9 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
         matched_case=claim.matched_case,
         power=_rate(pw), false_positive=_rate(fp),
         n_bootstrap=est.n_bootstrap, n_permutations=n_permutations,
-        n_examples=run.n_examples, n_members=run.n_members, n_mc=est.n_mc, alpha=alpha,
+        n_examples=run.n_examples, n_members=run.n_members, n_mc=est.n_mc,
+        n_power_bootstrap=n_power_bootstrap if power else 0, n_orders=design.n_orders,
+        alpha=alpha,
         sentence=claim.sentence, extra=extra)
     if rec.no_test:
         rate = rec.power["rate"]
@@ -229,8 +232,8 @@ def _jsonable(doc):
 
 def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 200,
              n_permutations: int = 200, n_mc: int = 10, n_power: int = 20,
-             n_power_bootstrap: int = 30, alpha: float = 0.05, random_state=0, n_jobs=1,
-             progress: bool = False) -> dict:
+             n_power_bootstrap: int | None = None, alpha: float = 0.05, random_state=0,
+             n_jobs=1, progress: bool = False) -> dict:
     """Verdict records of ``claims`` on ``run`` (module docstring).
 
     Parameters
@@ -242,12 +245,13 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
     n_permutations : K label permutations (1/(1 + K) < alpha, so that p can fall below alpha)
     n_mc : reruns on the unchanged rows (estimate and Monte-Carlo error, >= 2)
     n_power : surrogates of each kind (0 skips the power and the calibration check)
-    n_power_bootstrap : refitted resamples per surrogate for claims without a shortcut
+    n_power_bootstrap : resamples of each power surrogate's bootstrap for claims without a
+        one-fit shortcut (refitted); None: B. Claims with a shortcut resample B times.
     alpha : level of every rule
-    random_state : int or SeedSequence; the bootstrap and the null
-        (:func:`~infodiv.inference.nulls.infer`) and the power
-        (:func:`~infodiv.inference.power.surrogate_power`) each spawn their replicates'
-        streams from it
+    random_state : int or SeedSequence: the call's stream. Its children 0 and 1 are the
+        bootstrap's and the null's (:func:`~infodiv.inference.nulls.infer`), child 2 the
+        power's (:func:`~infodiv.inference.power.surrogate_power`), each spawning one child
+        per replicate: no two replicates of one call draw the same numbers
     n_jobs : joblib workers (results do not depend on it)
 
     Returns
@@ -284,20 +288,25 @@ def _evaluate(run, claims, design, *, n_bootstrap, n_permutations, n_mc, n_power
               n_power_bootstrap, alpha, random_state, n_jobs, progress) -> dict:
     c0 = time.process_time()
     pipe = ClaimStatistics(claims, design)
+    root = check_seed_sequence(random_state)
+    fresh = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key)   # children 0, 1
     res = infer(run, pipe, n_bootstrap=n_bootstrap, n_permutations=n_permutations, n_mc=n_mc,
-                random_state=random_state, n_jobs=n_jobs, progress=progress)
+                random_state=fresh, n_jobs=n_jobs, progress=progress)
     nulls = {c.name: np.asarray(res.null[c.name].distribution) for c in claims}
     c1 = time.process_time()
     power = None
     if n_power:
+        power_seed = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (2,))
         power = _power(run, claims, design, nulls, alpha=alpha, n_power=n_power,
-                       n_power_bootstrap=n_power_bootstrap, n_bootstrap=n_bootstrap,
-                       random_state=random_state, n_jobs=n_jobs, progress=progress)
+                       n_power_bootstrap=n_power_bootstrap or n_bootstrap,
+                       n_bootstrap=n_bootstrap, random_state=power_seed, n_jobs=n_jobs,
+                       progress=progress)
     failed = len(res.bootstrap.errors) + len(res.null.errors)
     units = _objective_units(run, design)
     records = {c.name: _record(c, res.bootstrap[c.name], nulls[c.name], power, run=run,
                                design=design, alpha=alpha, n_permutations=n_permutations,
-                               failed=failed, units=units)
+                               failed=failed, n_power_bootstrap=n_power_bootstrap or n_bootstrap,
+                               units=units)
                for c in claims}
     return {"records": records, "n_failed": failed,
             "cpu_s": {"inference": c1 - c0, "power": time.process_time() - c1}}

@@ -64,6 +64,9 @@ class VerdictRecord:
     n_examples: int = 0
     n_members: int = 0
     n_mc: int = 0
+    #: resamples of each power surrogate's bootstrap; random member orders per replicate
+    n_power_bootstrap: int = 0
+    n_orders: int = 0
     alpha: float = 0.05
     sentence: str = ""
     extra: dict = field(default_factory=dict)

@@ -72,7 +72,7 @@ def _short(name, width: int = 24) -> str:
     """A model label for a tick or title: the last path part(s), wrapped at ``width``."""
     import textwrap
 
-    from ..commands.runfolder import model_slug
+    from ..runfiles import model_slug
 
     text = str(name)
     if "/" in text or "\\" in text:

@@ -22,7 +22,7 @@ __all__ = ["cross_run", "plot_performance_vs_layers"]
 
 
 def _load(roots):
-    from infodiv.commands.preflight import load_run
+    from infodiv.runfiles import load_run
 
     return [load_run(r)[0] for r in roots]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..inference.flags import Flag, summary_lines
 from .markdown import fmt, fmt_list, interval
 
-__all__ = ["curves_markdown", "record_line", "flag_records"]
+__all__ = ["curves_markdown", "record_line", "flag_records", "verdict_summary"]
 
 
 def record_line(name: str, r: dict) -> str:
@@ -94,11 +94,11 @@ def curves_markdown(doc: dict) -> str:
     run, st = doc["run"], doc["settings"]
     lines = [f"# Layer-addition curves: {run['model']} on {run['task']}", "",
              f"N = {run['N']}, M = {run['M']}, C = {run['C']}; seed {st['seed']}; "
-             f"{st['n_permutations']} random orders for the curves; verdicts: B = "
+             f"{st['n_curve_orders']} random orders for the curves; verdicts: B = "
              f"{st['n_bootstrap']} example resamples (everything refitted, "
-             f"{st['n_orders']} orders each), K = {st['n_null']} label permutations, "
-             f"{st['power_replicates']} surrogates of each kind for power and the "
-             f"shuffled-label rate; {st['n_triples']} nested chains for the DR claims.", ""]
+             f"{st['n_orders']} orders each), K = {st['n_permutations']} label "
+             f"permutations, {st['power_replicates']} surrogates of each kind for power and "
+             f"the shuffled-label rate; {st['n_triples']} nested chains for the DR claims.", ""]
     for name, res in doc["objectives"].items():
         lines.append(f"## {name}")
         lines += [f"failed: {res['error']}"] if "error" in res else _objective_lines(res)
@@ -116,3 +116,12 @@ def curves_markdown(doc: dict) -> str:
                   + ", ".join(f"k={k}: {v:.2f}" for k, v in st["jaccard"].items()), ""]
     lines += ["## Flags", *summary_lines(flag_records(doc)), ""]
     return "\n".join(lines) + "\n"
+
+
+def verdict_summary(doc: dict) -> list[str]:
+    """The final summary: every objective's verdicts, each with its detection rate."""
+    lines = []
+    for name, res in (doc.get("objectives") or {}).items():
+        for test, v in (res.get("verdicts") or {}).items():
+            lines.append(f"infodiv curves: {name}: {test.replace('_', ' ')}: {v['text']}")
+    return lines

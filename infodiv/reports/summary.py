@@ -54,7 +54,7 @@ def _read(path: Path):
 
 
 def _display(path) -> str:
-    from infodiv.commands.tasksel import display_path
+    from infodiv.runfiles import display_path
 
     return display_path(path)
 
@@ -231,7 +231,7 @@ def _record_rows(sec: str, rec: dict, n) -> list[dict]:
 
 def _curve_rows(cur: dict, n) -> list[dict]:
     rows = []
-    k = cur.get("settings", {}).get("n_permutations")
+    k = cur.get("settings", {}).get("n_curve_orders")
     for obj, res in (cur.get("objectives") or {}).items():
         sec = f"Curves and diminishing returns: {obj} (Theorems 5-8)"
         if "error" in res:
@@ -239,7 +239,7 @@ def _curve_rows(cur: dict, n) -> list[dict]:
             continue
         units = res["curves"].get("units") or ""
         pt = res.get("point") or {}
-        est = f"random orders (K = {k})"
+        est = f"{k} random orders"
         rows.append(_row(sec, "f(empty set)", pt.get("f_empty"), units=units, estimator=est,
                          n=n))
         rows.append(_row(sec, "f(all members)", pt.get("f_all"), units=units, estimator=est,

@@ -10,68 +10,46 @@ A run folder ``<out>/<model>-<task>-n<N>-<shots>shot-<granularity>[-strat]/`` ho
 
 A folder that holds a run with another configuration is never replaced silently: the caller
 refuses with the differing settings unless ``--overwrite`` is given. Stages whose key is
-unchanged are skipped. A key hashes the stage's input arrays, its *effective* settings (every
-option after the command's own parser filled in its defaults, not only those typed) and
-:func:`code_digest` of the packages that compute it, so a run made before a default or a
-formula changed is recomputed, never reused (the extraction stage digests ``extraction``, the
-analyses ``infodiv`` and ``estimators``). A stage whose files no longer match their recorded
-sha256 (truncated, edited, swapped, deleted) is recomputed and says so (:meth:`RunFolder.stale`);
-``infodiv report`` refuses it with the command that recomputes it (:func:`verify_files`). A
-stage that failed has no record, so the next run redoes it.
+unchanged are skipped. A key hashes the stage's input arrays, its settings
+(:func:`stage_settings`: every setting of the stage with its default filled in, not only those
+typed) and :func:`code_digest` of the packages that compute it, so a run made before a default
+or a formula changed is recomputed, never reused (the extraction stage digests ``extraction``,
+the analyses ``infodiv`` and ``estimators``). A stage whose files no longer match their
+recorded sha256 (truncated, edited, swapped, deleted) is recomputed and says so
+(:meth:`RunFolder.stale`); ``infodiv report`` refuses it with the command that recomputes it
+(:func:`verify_files`). A stage that failed has no record, so the next run redoes it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
-from infodiv.commands.preflight import RUN_FILE, UserError
+from infodiv.runfiles import RUN_FILE, UserError
 
-__all__ = ["model_slug", "run_name", "RunFolder", "stage_key", "code_digest", "shards_done",
-           "STAGE_DIRS", "effective_settings", "file_digests", "verify_files", "record_stage"]
+__all__ = ["RunFolder", "stage_key", "code_digest", "shards_done",
+           "STAGE_DIRS", "stage_settings", "stage_key_of", "file_digests", "verify_files",
+           "record_stage"]
 
 # the settings that make two runs different runs (everything else may change between resumes)
 IDENTITY = ("model", "task", "n", "shots", "granularity", "stratify", "seed", "dtype",
             "max_length", "template", "options", "label_field", "task_sha256")
 # stage -> the folder (inside the run folder) holding every file it writes
 STAGE_DIRS = {"extract": "contributions", "decompose": "decompositions", "curves": "curves"}
-_GENERIC = {"hf", "model", "models", "weights", "checkpoint", "final", "snapshot", "main"}
-
-
-def model_slug(model: str) -> str:
-    """A short file-name-safe label for a model id, folder or GGUF path.
-
-    ``HuggingFaceTB/SmolLM2-135M-Instruct`` -> ``SmolLM2-135M-Instruct``;
-    ``../shared/models/stories260K/hf`` -> ``stories260K``; ``smollm2-135m`` stays.
-    """
-    text = str(model).rstrip("/\\")
-    parts = [p for p in re.split(r"[/\\]", text) if p not in ("", ".", "..")]
-    if not parts:
-        return "model"
-    name = Path(parts[-1]).stem if parts[-1].endswith(".gguf") else parts[-1]
-    if len(parts) > 1 and (name.lower() in _GENERIC or re.fullmatch(r"[0-9a-f]{40}", name)):
-        name = parts[-2]
-        if name == "snapshots" and len(parts) > 2:        # HF cache: models--org--name/...
-            name = parts[-3].split("--")[-1]
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "model"
-
-
-def run_name(model: str, task: str, n: int, shots: int, granularity: str,
-             stratify: bool = False) -> str:
-    """``<model>-<task>-n<N>-<shots>shot-<granularity>`` (+ ``-strat`` when stratified)."""
-    return (f"{model_slug(model)}-{task}-n{n}-{shots}shot-{granularity}"
-            + ("-strat" if stratify else ""))
 
 
 def stage_key(*parts) -> str:
     """Content key of a stage: sha256 of its inputs and settings (JSON)."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+#: the packages whose code a stage key digests: the three import packages, side by side
+_PACKAGE_ROOTS = {name: Path(__file__).resolve().parents[2] / name
+                  for name in ("infodiv", "extraction", "estimators")}
 
 
 @functools.cache
@@ -80,7 +58,7 @@ def code_digest(*packages: str) -> str:
     ``*.py`` file, in sorted order): the part of a stage key that changes with the code."""
     h = hashlib.sha256()
     for name in packages:
-        root = Path(importlib.import_module(name).__file__).parent
+        root = _PACKAGE_ROOTS[name]
         for file in sorted(root.rglob("*.py")):
             h.update(f"{name}/{file.relative_to(root).as_posix()}\0".encode())
             h.update(file.read_bytes())
@@ -102,12 +80,6 @@ def shards_done(contrib_dir: Path) -> int:
                 (partial / f"shard-{i:05d}.json").is_file():
             done += sum(len(batch) for batch in shard)
     return done
-
-
-def effective_settings(args) -> dict:
-    """A stage's settings from its parsed arguments (the paths and CLI plumbing left out)."""
-    return {k: v for k, v in vars(args).items()
-            if k not in ("run_dir", "out", "command") and not k.startswith("_")}
 
 
 def file_digests(folder: Path, root: Path) -> dict:
@@ -152,9 +124,32 @@ def verify_files(root) -> list[tuple[str, str]]:
     return problems
 
 
-def record_stage(root, stage: str, out, args, ok: bool, seconds: float = 0.0) -> None:
+def stage_settings(stage: str, settings) -> dict:
+    """What a stage's key hashes of the study's :class:`~infodiv.study.settings.StudySettings`:
+    the settings that stage reads and the study seed (``n_jobs`` is left out: the numbers do
+    not depend on it)."""
+    from dataclasses import asdict
+
+    if stage == "decompose":
+        return {"decompose": asdict(settings.decompose), "seed": settings.seed}
+    inference = {k: v for k, v in asdict(settings.inference).items() if k != "n_jobs"}
+    return {"curves": asdict(settings.curves), "inference": inference,
+            "selection": asdict(settings.selection), "seed": settings.seed}
+
+
+def stage_key_of(root, stage: str, settings) -> str:
+    """The content key of ``stage`` of the run folder ``root`` under ``settings``: its input
+    arrays' sha256, :func:`stage_settings` and the code digest of the analysis packages."""
+    arrays = json.loads((Path(root) / "contributions" / "meta.json").read_text())[
+        "arrays_sha256"]
+    return stage_key(stage, arrays, stage_settings(stage, settings),
+                     code_digest("infodiv", "estimators"))
+
+
+def record_stage(root, stage: str, out, settings, ok: bool, seconds: float = 0.0) -> None:
     """After a standalone ``infodiv decompose|curves`` into a run folder's own stage folder:
-    record the stage (its key for these settings, its files) or, when it failed, forget it."""
+    record the stage (its key for these ``settings``, its files) or, when it failed, forget
+    it."""
     root, out = Path(root), Path(out)
     if not (root / RUN_FILE).is_file() or out.resolve() != (root / STAGE_DIRS[stage]).resolve():
         return
@@ -162,9 +157,7 @@ def record_stage(root, stage: str, out, args, ok: bool, seconds: float = 0.0) ->
     if not ok:
         folder.forget(stage)
         return
-    arrays = json.loads((root / "contributions" / "meta.json").read_text())["arrays_sha256"]
-    key = stage_key(stage, arrays, effective_settings(args), code_digest("infodiv", "estimators"))
-    folder.done(stage, key, seconds)
+    folder.done(stage, stage_key_of(root, stage, settings), seconds)
 
 
 class RunFolder:

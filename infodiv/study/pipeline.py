@@ -1,0 +1,236 @@
+"""The whole study for every (model, task) pair: :func:`run_study`.
+
+For each pair: extraction (exact per-member contributions; resumable shards flushed every
+:data:`SHARD_SIZE` examples) → decompositions (Theorems 1–4, junction curves) → curves
+(Theorems 5–8, selection) → one self-contained ``report.html`` with ``summary.json`` /
+``summary.csv`` and a one-screen summary; with several pairs, ``<out>/report.html`` covers
+them all. Each stage is a function of the settings it reads
+(:class:`~infodiv.study.settings.StudySettings`); ``infodiv run`` and ``infodiv demo`` map
+their options to those settings and call :func:`run_study`, and so do the experiments.
+
+Every check that can fail on user input (models resolved offline, tasks, device, ``out``
+writable, an existing folder holding a different run) runs before any model loads
+(:func:`plan_study`). A finished stage whose key (inputs, settings, code) is unchanged is
+skipped, an interrupted extraction resumes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..runfiles import StageFailed, display_path, load_run, model_slug, run_name
+from .checks import check_device, check_model, check_out
+from .runfolder import STAGE_DIRS, RunFolder, code_digest, shards_done, stage_key, stage_key_of
+from .seeds import SeedPlan
+from .settings import StudySettings
+from .tasks import study_tasks
+
+__all__ = ["run_study", "plan_study", "StudyResult", "SHARD_SIZE", "decompose_stage"]
+
+SHARD_SIZE = 64   # examples per flushed shard: ~10 s of SmolLM2-135M on one CPU core
+
+
+@dataclass
+class StudyResult:
+    """What :func:`run_study` made: the run folders, each one's page, the combined page."""
+
+    folders: list
+    pages: list
+    combined: Path | None = None
+
+
+def _no_command(model: str, task: str, absolute: bool = False) -> str:
+    return f"infodiv run --model {model} --task {task}"
+
+
+def plan_study(settings: StudySettings, out, *, overwrite: bool = False,
+               command: Callable = _no_command) -> list:
+    """Every check that needs no model: ``[(model, task, folder, state)]`` or UserError.
+    ``command(model, task, absolute=False)`` is the command line that reruns a pair (kept in
+    ``run.json`` and printed on Ctrl-C)."""
+    ext = settings.extraction
+    check_device(ext.device)
+    for model in ext.models:
+        check_model(model)
+    out = check_out(out)
+    tasks = study_tasks(ext, settings.seed)
+    names = [model_slug(m) for m in ext.models]
+    if len(set(names)) != len(names):
+        raise ValueError(f"--model: two models share the run-folder name {names}")
+    entries = []
+    for model in ext.models:
+        for task in tasks:
+            config = {"model": str(model), "task": task.name, "n": len(task),
+                      "shots": ext.shots, "granularity": ext.granularity,
+                      "stratify": bool(ext.stratify), "seed": settings.seed, "dtype": ext.dtype,
+                      "max_length": ext.max_length, "data": task.meta.get("data_source")}
+            if ext.task_file is not None:   # the file's content and how it is read
+                config.update(template=task.template, options=list(task.options),
+                              label_field=ext.label_field,
+                              task_sha256=task.meta.get("sha256"))
+            folder = RunFolder(out / run_name(model, task.name, len(task), ext.shots,
+                                              ext.granularity, ext.stratify),
+                               config, command(str(model), task.name))
+            entries.append((model, task, folder, folder.check(overwrite)))
+    return entries
+
+
+class _Models:
+    """Loads each model once, on first need (a study whose stages are all fresh loads none)."""
+
+    def __init__(self, ext, quiet: bool):
+        self.ext, self.quiet, self.cache = ext, quiet, {}
+
+    def get(self, name):
+        if name not in self.cache:
+            from extraction.models import load_model
+
+            if self.quiet:   # no weight-loading bars either
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            self.cache.clear()
+            self.cache[name] = load_model(name, device=self.ext.device, dtype=self.ext.dtype)
+        return self.cache[name]
+
+
+def extract_stage(folder: RunFolder, model_name, task, settings: StudySettings,
+                  models: _Models, *, quiet: bool, command: Callable, log=print):
+    """The extraction of one pair into ``folder/contributions`` (reused when its key is
+    unchanged, resumed from its shards when interrupted)."""
+    from extraction.runner import extract
+
+    ext = settings.extraction
+    key = stage_key("extract", {k: v for k, v in folder.config.items() if k != "data"},
+                    task.labels.tolist(), code_digest("extraction"))
+    why = folder.stale("extract", key)
+    if why is None:
+        contrib = load_run(folder.path)[0]
+        log(f"extract: unchanged, reusing {contrib.n_examples} examples")
+        return contrib
+    if folder.doc["stages"].get("extract"):
+        log(f"extract: {why}; extracting again")
+        folder.forget("extract")
+    done = shards_done(folder.contributions)
+    if done:
+        log(f"resuming: {done} of {len(task)} examples done")
+    t0 = time.perf_counter()
+    model, tokenizer = models.get(model_name)
+    try:
+        contrib = extract(model, tokenizer, task, granularity=ext.granularity,
+                          batch_size=ext.batch_size, out=folder.contributions,
+                          progress=not quiet, shard_size=SHARD_SIZE,
+                          max_length=ext.max_length, overwrite=True, workers=ext.workers)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: {shards_done(folder.contributions)} of {len(task)} examples are "
+              f"saved; rerun `{command(str(model_name), task.name, absolute=True)}` to resume",
+              file=sys.stderr)
+        raise
+    contrib.meta["model"] = dict(contrib.meta.get("model") or {}, name=model_slug(model_name))
+    contrib.meta["run"] = folder.path.name
+    contrib.save(folder.contributions, overwrite=True)   # the run folder was checked
+    if not contrib.meta.get("exactness_ok", True):
+        log(f"warning: exactness check failed (max error "
+            f"{contrib.meta['max_exactness_error']:.3g}); see contributions/meta.json")
+    folder.done("extract", key, time.perf_counter() - t0)
+    return contrib
+
+
+def decompose_stage(contrib, out, settings: StudySettings) -> dict:
+    """The decompositions of one run written to ``out``
+    (:func:`infodiv.reports.decomposition.decomposition_report` with the study's
+    :class:`~infodiv.study.settings.DecomposeSettings` and its ``decompose`` stream)."""
+    from ..reports.decomposition import decomposition_report
+
+    d = settings.decompose
+    return decomposition_report(contrib, out,
+                                random_state=SeedPlan(settings.seed).integer("decompose"),
+                                info_methods=tuple(d.info_methods), inference=d.n_resamples,
+                                info_null=d.info_null, every_variant=d.every_variant)
+
+
+def _analyse(folder: RunFolder, settings: StudySettings, log=print) -> None:
+    """decompose and curves on the run folder, each skipped when its key is unchanged."""
+    from ..reports.curves_md import verdict_summary
+    from .curves import curves_stage
+
+    contrib = load_run(folder.path)[0]
+    for name in ("decompose", "curves"):
+        key = stage_key_of(folder.path, name, settings)
+        why = folder.stale(name, key)
+        if why is None:
+            log(f"{name}: unchanged, skipped")
+            continue
+        if folder.doc["stages"].get(name):
+            log(f"{name}: {why}; recomputing")
+            folder.forget(name)
+        out = check_out(folder.path / STAGE_DIRS[name])
+        t0 = time.perf_counter()
+        try:
+            if name == "decompose":
+                r = decompose_stage(contrib, out, settings)["run"]
+                log(f"{display_path(out)}: N={r['N']} M={r['M']} C={r['C']} "
+                    f"accuracy={r['accuracy']:.4f}; see decompositions.md")
+            else:
+                doc = curves_stage(contrib, out, settings, run_dir=folder.path, log=log)
+                for line in verdict_summary(doc):
+                    log(line)
+                failed = [f"objective {o}: {' '.join(str(r['error']).split())}"
+                          for o, r in doc["objectives"].items() if "error" in r]
+                if failed:
+                    raise StageFailed(f"curves failed: {'; '.join(failed)}; see "
+                                      f"{display_path(out / 'report.json')}")
+        except StageFailed:
+            raise
+        except (ValueError, ArithmeticError) as exc:
+            raise StageFailed(f"stage {name} failed on {folder.path.name}: "
+                              f"{' '.join(str(exc).split())}") from exc
+        folder.done(name, key, time.perf_counter() - t0)
+
+
+def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: bool = False,
+              command: Callable = _no_command, log=print) -> StudyResult:
+    """Run the study ``settings`` into run folders under ``out`` (module docstring).
+
+    Parameters
+    ----------
+    settings : StudySettings
+    out : folder holding one run folder per (model, task)
+    overwrite : replace a run folder that holds a run with other settings
+    quiet : no progress bars
+    command : ``command(model, task, absolute=False) -> str``, the command line that reruns
+        a pair (recorded in ``run.json``; printed on Ctrl-C)
+    log : where the stage lines go
+    """
+    from extraction.outdir import output_lock
+
+    from ..reports.html import write_report
+    from ..reports.summary import print_summary
+
+    entries = plan_study(settings, out, overwrite=overwrite, command=command)
+    if settings.extraction.threads:
+        import torch
+
+        torch.set_num_threads(settings.extraction.threads)
+    models = _Models(settings.extraction, quiet)
+    result = StudyResult([], [])
+    for model_name, task, folder, _ in entries:
+        log(f"== {folder.path.name}")
+        with output_lock(folder.path):   # one writer per run folder; re-checked under the lock
+            folder.prepare(folder.check(overwrite))
+            extract_stage(folder, model_name, task, settings, models, quiet=quiet,
+                          command=command, log=log)
+            _analyse(folder, settings, log=log)
+            page = write_report([folder.path], folder.path / "report.html")
+        result.folders.append(folder.path)
+        result.pages.append(page)
+        print_summary(folder.path, page)
+    if len(result.folders) > 1:
+        result.combined = write_report(result.folders, Path(out) / "report.html")
+        log(f"infodiv run: {len(result.folders)} runs; combined report "
+            f"{display_path(result.combined)}")
+    return result
