@@ -38,7 +38,6 @@ Every replicate draws from its own child of ``numpy.random.SeedSequence(random_s
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -48,11 +47,11 @@ from estimators.validation import check_seed_sequence
 
 from .claim import Claim, Design, Replicate
 from .flags import Flag, check_failures
-from .nulls import infer
+from .nulls import infer, null_summary
 from .power import surrogate_power
 from .record import VerdictRecord
 from .replicates import run_replicates, stack
-from .verdicts import is_calibrated, null_p, scalar_verdict, three_part_rule
+from .verdicts import is_calibrated, scalar_verdict, three_part_rule
 
 __all__ = ["evaluate", "ClaimStatistics", "bootstrap_interval", "detect", "INTERVAL_METHODS"]
 
@@ -165,12 +164,9 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
                               "interval (the replicates' bulk is shifted from the point by the "
                               "refit on duplicated rows); the interval is extended to it",
                               gap, 0.0))
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            null_mean = float(np.nanmean(null_dist))
-            nlo, nhi = np.nanquantile(null_dist, [0.025, 0.975])
-        null_iv = [float(nlo), float(nhi)]
-        p = null_p(estimate, null_dist, claim.direction)
+        summary = null_summary(estimate, null_dist, claim.direction)
+        null_mean, p = summary.null_mean, summary.p
+        null_iv = [summary.null_low, summary.null_high]
         corrected = estimate - null_mean
         corrected_iv = [lo - null_mean, hi - null_mean]   # the rule's null-corrected interval
         hit = three_part_rule(interval, null_mean, p, claim.direction, alpha)
