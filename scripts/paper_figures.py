@@ -31,8 +31,8 @@ def main(argv=None) -> int:
 
     from extraction import extract, get_task, load_model
     from infodiv.junctions import junction_curves
-    from infodiv.reports.decomposition import decomposition_report
     from infodiv.reports.figures import plot_correlations, plot_junction_curves, plot_module_shares
+    from infodiv.study.decompose import decomposition_report
     from infodiv.tables import correlation_table, module_shares
 
     torch.set_num_threads(1)

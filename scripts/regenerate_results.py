@@ -353,7 +353,7 @@ def _task_report(contrib, part: Path, run_dir, args) -> dict:
     """The per-task decomposition report (what ``infodiv decompose`` writes: every variant of
     Figures 3/5/7, information terms under the example bootstrap and the label null) as its own
     resumable part ``part/report/`` with ``part/report_part.json`` (settings, CPU seconds)."""
-    from infodiv.reports.decomposition import decomposition_report
+    from infodiv.study.decompose import decomposition_report
 
     meta = part / "report_part.json"
     settings = {"info_methods": list(args.info_methods), "inference": args.resamples,
@@ -467,7 +467,7 @@ def agnews_decompose(args) -> None:
     variant, the usable information terms: I(U;Y) with its bracket, relevancy, D by the
     identity) for one run, as one resumable part ``runs/.regen/parts/<OUT name>/decompositions``
     (``part.json``: settings and CPU seconds), copied to ``OUT/decompositions/``."""
-    from infodiv.reports.decomposition import decomposition_report
+    from infodiv.study.decompose import decomposition_report
 
     out = Path(args.out)
     part = PARTS / out.name / "decompositions"

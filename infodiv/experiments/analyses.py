@@ -197,20 +197,20 @@ def _write(dest: Path, path: Path, doc: dict, settings: dict, run_dir) -> None:
 
 def _decompose_resamples(inference: int | None) -> int:
     """The decomposition's example resamples (None: the library's default,
-    :data:`infodiv.reports.decomposition.DEFAULT_INFERENCE`)."""
-    from infodiv.reports.decomposition import DEFAULT_INFERENCE
+    :data:`infodiv.study.decompose.DEFAULT_INFERENCE`)."""
+    from infodiv.study.decompose import DEFAULT_INFERENCE
 
     return DEFAULT_INFERENCE if inference is None else int(inference)
 
 
 def _decompose(run_dir, dest: Path, inference: int | None) -> None:
     """The decompositions of ``run_dir`` written to ``dest``
-    (:func:`infodiv.reports.decomposition.decomposition_report`, as ``infodiv decompose``
+    (:func:`infodiv.study.decompose.decomposition_report`, as ``infodiv decompose``
     writes them with ``--info-method usable``: seed 0, the usable information terms with
     :func:`_decompose_resamples` example resamples and the label null of its default size,
     Figures 3/5/7 in every variant)."""
     from extraction import Contributions
-    from infodiv.reports.decomposition import decomposition_report
+    from infodiv.study.decompose import decomposition_report
 
     decomposition_report(Contributions.load(run_dir), dest, random_state=0,
                          info_methods=("usable",), inference=_decompose_resamples(inference),

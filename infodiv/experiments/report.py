@@ -25,7 +25,7 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    (:data:`infodiv.experiments.intervals.CENTRED`; the probe's raw resample mean and interval are in
    the record's ``probe_interval``);
 5. the toolkit's per-run reports into ``<out>/<model>/``, when ``analyses`` asks for them:
-   the decompositions (:func:`infodiv.reports.decomposition.decomposition_report`: every
+   the decompositions (:func:`infodiv.study.decompose.decomposition_report`: every
    variant, Eq. 14) and the curves report
    (:func:`infodiv.reports.curves.curves_report`) with the claims of
    :data:`infodiv.experiments.analyses.ZOO_CLAIMS` through the inference engine

@@ -1,10 +1,12 @@
-"""Reports on runs: the decomposition and curves reports, figure helpers, the HTML page.
+"""Reports render the records a study computed: markdown, figures, the HTML page, the summary.
 
-- :mod:`.decomposition`: :func:`~.decomposition.decomposition_report` (Theorems 1–4 of one run);
-- :mod:`.curves`: :func:`~.curves.curves_report` (layer-addition curves, Theorems 5–8);
+- :mod:`.decomposition`: the decomposition document rendered
+  (:func:`~.decomposition.write_decomposition`; :mod:`infodiv.study.decompose` computes it);
+- :mod:`.curves_md`: the curves document's markdown (:mod:`infodiv.study.curves` computes it);
 - :mod:`.figures`: every figure, one object-oriented matplotlib style (no pyplot state);
+- :mod:`.html`, :mod:`.summary`: the page and the one-screen summary of run folders;
 - :mod:`.markdown`, :mod:`.serialize`: the shared table and JSON helpers.
 
-Submodules are imported on use (``from infodiv.reports.curves import curves_report``), so
-importing the package loads neither matplotlib nor the estimators.
+Submodules are imported on use, so importing the package loads neither matplotlib nor the
+estimators.
 """

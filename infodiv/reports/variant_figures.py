@@ -8,7 +8,8 @@ model) — gets its own junction-curve figure (fixed-scale and logit-lens readou
 printed in the title) and its Figure-3 correlations, whose p-values come from the example
 bootstrap with the series recomputed, with the last 1 and 5 junction points left out beside
 them (:func:`~infodiv.inference.correlations.junction_correlations`, which computes them;
-this module draws and prints them). In the Figure-3 heat map
+this module draws and prints them; :mod:`infodiv.study.decompose` computes the
+curves). In the Figure-3 heat map
 each panel is one variant, the columns are "all points" and the leave-last-k-out series, and a
 star marks a bootstrap p < 0.05.
 """
@@ -17,50 +18,39 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..inference.correlations import VARIANTS, junction_correlations
+from ..inference.correlations import VARIANTS
 
-__all__ = ["figures_in_every_variant", "figure3_lines", "DEFAULT_VARIANT"]
+__all__ = ["draw_variant_figures", "variant_file", "figure3_lines", "DEFAULT_VARIANT"]
 
 #: the variant of ``junction_curves.png`` (the defaults of ``junction_curves``)
 DEFAULT_VARIANT = {"space": "logit", "scale": "mean"}
 
 
-def figures_in_every_variant(contrib, out, *, n_bootstrap: int = 100, leave_last=(1, 5),
-                             random_state=0) -> dict:
-    """Write ``junction_curves_<space>_<scale>.png`` per variant and
-    ``figure3_variants.png``; return the correlation rows (JSON-ready) and the file names.
+def variant_file(name: str) -> str:
+    """The file of one variant's junction-curve figure (the default variant's is
+    ``junction_curves.png``, drawn with the decomposition report)."""
+    if VARIANTS[name] == DEFAULT_VARIANT:
+        return "junction_curves.png"
+    return f"junction_curves_{name.replace('/', '_')}.png"
 
-    The default variant (logit space, scale mean: :func:`infodiv.junctions.junction_curves`'s
-    defaults) is the figure ``junction_curves.png`` the decomposition report already draws, so
-    it is listed under that name instead of being drawn a second time."""
-    from ..junctions import junction_curves
+
+def draw_variant_figures(fig: dict, variant_curves: dict, out) -> None:
+    """Draw ``junction_curves_<space>_<scale>.png`` of every non-default variant in
+    ``variant_curves`` (variant -> junction curves by readout) and ``figure3_variants.png``
+    from the correlation rows of ``fig`` (``doc["figures_every_variant"]``)."""
     from ..tables import Table
     from .figures import plot_correlations, plot_junction_curves
 
     out = Path(out)
-    files = []
-    for name, kw in VARIANTS.items():
-        if kw == DEFAULT_VARIANT:
-            files.append("junction_curves.png")
-            continue
-        curves = [junction_curves(contrib, readout=r, cross_entropy=False, **kw)
-                  for r in ("fixed", "logit_lens")]
-        path = out / f"junction_curves_{name.replace('/', '_')}.png"
-        plot_junction_curves(curves, path)
-        files.append(path.name)
-    res = junction_correlations(contrib, variants=tuple(VARIANTS), leave_last=leave_last,
-                                n_bootstrap=n_bootstrap, random_state=random_state)
+    for name, curves in variant_curves.items():
+        if VARIANTS[name] != DEFAULT_VARIANT:
+            plot_junction_curves(list(curves), out / variant_file(name))
     rows = [(r["variant"], "all points" if not r["left_out"] else f"without last {r['left_out']}",
              r["measure"], r["method"], r["r"], r["p_bootstrap"], r["n_points"])
-            for r in res["rows"]]
+            for r in fig["rows"]]
     table = Table(("model", "task", "measure", "method", "r", "p", "n"), tuple(rows),
                   "Figure 3 in every variant (bootstrap p-values, series recomputed)")
     plot_correlations(table, out / "figure3_variants.png")
-    files.append("figure3_variants.png")
-    return {"rows": res["rows"], "n_points": res["n_points"], "n_bootstrap": n_bootstrap,
-            "leave_last": res["leave_last"], "files": files,
-            "p_value": "example bootstrap, series recomputed: min(1, 2 min(#{r_b <= 0} + 1, "
-                       "#{r_b >= 0} + 1) / (B + 1))"}
 
 
 def figure3_lines(doc: dict) -> list[str]:

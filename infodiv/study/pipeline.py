@@ -142,9 +142,9 @@ def extract_stage(folder: RunFolder, model_name, task, settings: StudySettings,
 
 def decompose_stage(contrib, out, settings: StudySettings) -> dict:
     """The decompositions of one run written to ``out``
-    (:func:`infodiv.reports.decomposition.decomposition_report` with the study's
+    (:func:`infodiv.study.decompose.decomposition_report` with the study's
     :class:`~infodiv.study.settings.DecomposeSettings` and its ``decompose`` stream)."""
-    from ..reports.decomposition import decomposition_report
+    from .decompose import decomposition_report
 
     d = settings.decompose
     return decomposition_report(contrib, out,
