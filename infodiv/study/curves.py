@@ -28,7 +28,7 @@ from ..curves import layer_curves
 from ..growth import fit_growth_laws
 from ..inference.flags import flags_from_curve_notes
 from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
-from ..reports.answer_figure import answer_curves, plot_answer_curves
+from ..reports.answer_figure import plot_answer_curves
 from ..reports.curves_md import curves_markdown
 from ..reports.figures import (
     plot_gains,
@@ -42,6 +42,7 @@ from ..runs import run_names
 from ..selection import greedy_stability, subset_selection
 from ..setfunctions import make_set_function
 from ..submodularity import curvature, submodularity_ratio
+from .answer_curves import answer_curves
 from .seeds import SeedPlan
 from .settings import StudySettings
 
