@@ -229,7 +229,8 @@ def defaults_table() -> str:
         obj = cls()
         for f in fields(cls):
             value = getattr(obj, f.name)
-            shown = " ".join(map(str, value)) if isinstance(value, tuple) else value
+            shown = " ".join(map(str, value)) if isinstance(value, tuple) else repr(value) \
+                if value == "" else value
             rows.append(f"| {cls.__name__.removesuffix('Settings').lower()} | `{f.name}` | "
                         f"`{shown}` |")
     return "\n".join(rows)
