@@ -43,10 +43,10 @@ point's sampling spread against the resamples' spread, and the resamples' own le
 
 The probe replicate of the zoo is ``model_figures(run.take(idx))["probe_bound"]``
 (:func:`infodiv.experiments.intervals.replicates`) = ``probe_bound(run.take(idx))``; this benchmark
-calls the latter to skip the zoo's other figures (tests/test_probe_coverage.py checks that the
-two agree). Replicates are saved every 10 under ``--state`` (git-ignored); a rerun with the
-same settings resumes and says so; ``--replicates`` can be raised later (replicate i keeps its
-seed).
+calls the latter to skip the zoo's other figures (tests/infodiv/experiments/test_probe_coverage.py
+checks that the two agree). Replicates are saved every 10 under ``--state`` (git-ignored); a rerun
+with the same settings resumes and says so; ``--replicates`` can be raised later (replicate i keeps
+its seed).
 
 The committed benchmarks/results/probe_coverage.json: n = 2000, B = 100 (the zoo's resample
 count), M = 5 and 17 at R = 200 and M = 33 at R = 100 (its replicates cost 6 CPU s each), 500

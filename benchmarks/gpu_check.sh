@@ -10,9 +10,9 @@
 #                               peers' ratios on the same GPU, exactness against the model's logits
 #   2. extract_cuda_fp32.json   the same in float32
 #   3. extract_cuda_device_map.json  device_map="auto" (spread over the visible GPUs)
-# and tests/test_extract_cuda.py (tiny Llama / GPT-2 / Gemma-2 / Qwen2-MoE in float32 and bf16,
-# on cuda and through device_map="auto": exact against the model's logits, equal to the CPU run
-# within the dtype's tolerance; skipped without CUDA) into cuda_tests.log.
+# and tests/extraction/test_extract_cuda.py (tiny Llama / GPT-2 / Gemma-2 / Qwen2-MoE in float32
+# and bf16, on cuda and through device_map="auto": exact against the model's logits, equal to the
+# CPU run within the dtype's tolerance; skipped without CUDA) into cuda_tests.log.
 # Each step is bounded by `timeout`; a failing step is reported and the next one still runs.
 # GPU_CHECK_STEPS picks steps (default "bf16 fp32 device_map cuda_tests"). Where the wheel
 # cannot be installed (an offline GPU machine), GPU_CHECK_SHAPES names a folder with SmolLM2's
@@ -62,7 +62,7 @@ run device_map 180 "$PY" benchmarks/bench_extract.py --device device_map --dtype
     --configs zero_shot --n 64 --batch-size 16 --reps 1 --threads 1 --profile 0 --tl-python "" \
     "${SHAPES[@]}" \
     --out "$OUT/extract_cuda_device_map.json"
-run cuda_tests 300 "$PY" -m pytest -q -rs tests/test_extract_cuda.py -p no:cacheprovider \
-    > "$OUT/cuda_tests.log" 2>&1
+run cuda_tests 300 "$PY" -m pytest -q -rs tests/extraction/test_extract_cuda.py \
+    -p no:cacheprovider > "$OUT/cuda_tests.log" 2>&1
 tail -3 "$OUT/cuda_tests.log" 2>/dev/null
 exit $status

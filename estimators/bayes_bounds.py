@@ -3,7 +3,7 @@
 Upper side (an asymptotic bound, valid as ``n -> infinity``): with ``eta(x) = P(Y | X = x)``,
 the Shannon entropy of every pmf is at least twice its Gini impurity in bits,
 ``H(p) >= 2 (1 - sum_c p_c^2)`` (binary: ``h(p) >= 4 p (1 - p)``, Topsoe 2001; checked on
-random simplices in ``tests/test_usable_information.py``), so
+random simplices in ``tests/estimators/test_usable_information.py``), so
 
     H(Y|X) = E[H(eta(X))] >= 2 E[1 - sum_c eta_c(X)^2] = 2 R_1NN,
 

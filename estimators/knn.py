@@ -44,9 +44,10 @@ on all samples, not per class.
 
 Negative estimates are returned as they are (they signal bias or independence, never clamped).
 
-Accuracy, measured (tests/test_knn.py, benchmarks/bench_knn.py -> benchmarks/results/knn.json;
-estimates of more than :data:`estimators.diagnostics.KNN_MAX_DIMS` = 10 joint dimensions warn):
-close to exact on low-dimensional Gaussians and on the label/XOR models at n = 4000 (errors
+Accuracy, measured (tests/estimators/test_knn.py, benchmarks/bench_knn.py ->
+benchmarks/results/knn.json; estimates of more than :data:`estimators.diagnostics.KNN_MAX_DIMS` =
+10 joint dimensions warn): close to exact on low-dimensional Gaussians and on the label/XOR models
+at n = 4000 (errors
 within 4 s.e. plus at most 5%), but KSG is biased DOWNWARD under dependence spread over many
 dimensions, because the joint k-th-neighbour ball becomes so large that the marginal counts
 approach n. On 61 scalar Gaussian variables with pairwise correlation 0.2 at n = 2000 (exact TC

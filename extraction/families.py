@@ -1,9 +1,9 @@
 """The family table: one :class:`ArchSpec` row per ``config.model_type`` (DESIGN.md 2.1).
 
 The table is :data:`SPECS` (``config.model_type`` → :class:`ArchSpec`); every row is
-exercised by the family suite in ``tests/test_architectures.py`` on a tiny random-weight model
-loaded through ``from_pretrained`` and checked against the model's own output logits.
-``docs/adding_a_family.md`` says how to add a row. What each adapter models:
+exercised by the family suite in ``tests/extraction/test_architectures.py`` on a tiny
+random-weight model loaded through ``from_pretrained`` and checked against the model's own
+output logits. ``docs/adding_a_family.md`` says how to add a row. What each adapter models:
 
 - residual writes: the outputs of ``attn_write`` / ``mlp_write``; post-norm writes
   (Gemma-2/3, OLMo-2/3: the RMSNorm of the attention / MLP output is what is added);

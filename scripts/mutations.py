@@ -1,6 +1,6 @@
 """Mutation check of the analysis layer: does the test suite catch each known breakage?
 
-    python scripts/mutations.py [--tests tests/test_reports.py ...] [--only N ...]
+    python scripts/mutations.py [--tests tests/infodiv/reports/test_reports.py ...] [--only N ...]
         [--working-tree]
 
 Exports the committed tree (``git archive HEAD``; with ``--working-tree`` the checkout's
@@ -91,10 +91,12 @@ MUTATIONS = [
      'pw = (power or {}).get("shuffled_labels", {}).get(claim.name)'),
 ]
 
-DEFAULT_TESTS = ["tests/test_reports.py", "tests/test_submodularity.py",
-                 "tests/test_selection.py", "tests/test_curves.py", "tests/test_curves_cli.py",
-                 "tests/test_inference_violations.py", "tests/test_inference_verdicts.py",
-                 "tests/test_engine.py"]
+DEFAULT_TESTS = ["tests/infodiv/reports/test_reports.py", "tests/infodiv/test_submodularity.py",
+                 "tests/infodiv/test_selection.py", "tests/infodiv/test_curves.py",
+                 "tests/infodiv/commands/test_curves_cli.py",
+                 "tests/infodiv/inference/test_inference_violations.py",
+                 "tests/infodiv/inference/test_inference_verdicts.py",
+                 "tests/infodiv/inference/test_engine.py"]
 
 
 def export_tree(dest: Path, working_tree: bool = False) -> None:

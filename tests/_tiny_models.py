@@ -19,7 +19,7 @@ WORDS = ("the a movie film was is good bad great awful not very it this plot act
          "and but with of to I really").split()
 
 # every row of extraction.architectures.SPECS has at least one tiny config here
-# (tests/test_architectures.py checks it); variants of one family carry a suffix
+# (tests/extraction/test_architectures.py checks it); variants of one family carry a suffix
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gpt2", "gpt_neox", "gemma", "gemma2",
             "llama_shared", "smollm3", "starcoder2", "granite", "olmo", "olmo2", "olmo3",
             "cohere", "cohere2", "stablelm", "stablelm_parallel", "mixtral", "qwen2_moe",

@@ -1,9 +1,15 @@
-"""Shared test fixtures: paths to ../shared and skip helpers for real data and models."""
+"""Shared test fixtures: paths to ../shared and skip helpers for real data and models.
+
+The tests sit in folders that mirror the code (``tests/estimators``, ``tests/extraction``,
+``tests/infodiv/...``, ``tests/repository``); the helper modules (``_tiny_models``,
+``_paths``, ...) stay in ``tests/``, which is put on ``sys.path`` here for every test below it.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 # Small models on 2 shared cores run several times faster single-threaded (stories260K on 872
@@ -12,7 +18,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+ROOT = TESTS.parent
 SHARED = Path(os.environ.get("INFODIV_SHARED", ROOT.parent / "shared"))
 DATA_DIR = SHARED / "data"
 STORIES_DIR = SHARED / "models" / "stories260K" / "hf"

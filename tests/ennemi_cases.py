@@ -7,7 +7,8 @@ their default, since they refuse the rank transform),
 and the case passes when ``check`` holds: ``"close"``: ``|value - expected| <= delta``;
 ``"close_clamped"``: ``|max(value, 0) - expected| <= delta`` (ennemi's independence checks);
 ``"less"``: ``value < expected`` (``expected`` is then the other estimate minus a margin).
-Used by tests/test_ennemi_cases.py and benchmarks/bench_bmi.py (pass counts per preprocess).
+Used by tests/estimators/test_ennemi_cases.py and benchmarks/bench_bmi.py (pass counts per
+preprocess).
 """
 
 from __future__ import annotations

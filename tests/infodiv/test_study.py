@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import fields
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _paths import ROOT
 
 from infodiv.claims import claim_names
 from infodiv.inference import dependent_ensemble
 from infodiv.study import InferenceSettings, SeedPlan, StudySettings
 from infodiv.study.curves import curves_stage
-
-ROOT = Path(__file__).resolve().parents[2]
 
 #: sizes that differ from every default, so a size dropped or replaced on the way shows
 SIZES = dict(n_bootstrap=23, n_permutations=21, power_replicates=3, n_orders=4, n_mc=3,
@@ -162,3 +160,11 @@ def test_the_argv_check_sees_a_reparse(tmp_path):
     code = "def run(args):\n    p = build_parser()\n    return p.parse_args(['run'])\n"
     assert [n for _, n in _calls(ast.parse(code), {"parse_args", "build_parser"})] == [
         "build_parser", "parse_args"]
+
+
+def test_the_design_document_states_the_defaults_of_every_setting():
+    from infodiv.study.settings import defaults_table
+
+    text = (ROOT / "docs" / "design.md").read_text()
+    table = text.split("<!-- defaults-table -->\n", 1)[1].split("\n<!-- /defaults-table -->")[0]
+    assert table == defaults_table()

@@ -1,0 +1,67 @@
+"""README.md and docs/ describe the product as it is: no development history.
+
+History lives in ``git log``. A page that names a commit hash, an issue or session number, a
+machine anecdote, a role, or a section about a previous version of itself fails here, with the
+file, the line and the words found.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from _paths import ROOT
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+HISTORY = {
+    "commit hash": r"(?<![\w.])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w.])",
+    "issue number": r"\bissues? #?\d+",
+    "session": r"\bsessions?\b",
+    "numbered round of work": r"\b(rounds? (of work|\d+)|round-\d+)\b",
+    "a machine anecdote": r"\b(VMs?|another machine|a quieter|none lent|not lent)\b",
+    "a role": r"\b(the lead|engineers?|the brief|the CEO|helpers?)\b",
+    "a previous version": r"\b(previous|earlier|old) (version|rule|run|report|reading)s?\b",
+    "a dated change": r"\b(since this version|before this version|no longer|used to)\b",
+}
+PATTERN = re.compile("|".join(f"(?P<g{i}>{p})" for i, p in enumerate(HISTORY.values())), re.I)
+NAMES = list(HISTORY)
+
+
+def history_words(text: str) -> list[tuple[int, str, str]]:
+    """(line number, kind, words) of every history mention in ``text``."""
+    found = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for m in PATTERN.finditer(line):
+            kind = NAMES[int(next(k for k, v in m.groupdict().items() if v)[1:])]
+            found.append((lineno, kind, m.group(0)))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_has_no_development_history(page):
+    found = history_words(page.read_text(encoding="utf-8"))
+    assert not found, f"{page.relative_to(ROOT)}: " + "; ".join(
+        f"line {n}: {kind} {words!r}" for n, kind, words in found[:20])
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("measured at git 28ca820 on main", "commit hash"),
+    ("as asked in issue 9", "issue number"),
+    ("this session's run", "session"),
+    ("measured on another machine", "a machine anecdote"),
+    ("the lead stopped the job", "a role"),
+    ("Claims of the previous version of this file", "a previous version"),
+    ("second round of work", "numbered round of work"),
+])
+def test_history_words_are_caught(text, kind):
+    assert [k for _, k, _ in history_words(text)] == [kind]
+
+
+@pytest.mark.parametrize("text", [
+    "p = 0.0014273 and 61 members", "a decade of research", "CE 0.693147 bits",
+    "colour #1f77b4", "sha256 54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0",
+    "the committed results file", "an earlier block writes to the residual",
+])
+def test_ordinary_text_passes(text):
+    assert history_words(text) == []
