@@ -52,7 +52,7 @@ def smollm2_available() -> bool:
 @pytest.fixture(scope="session")
 def stories_sst2(stories_dir, shared_data_dir):
     """Contributions of stories260K on all 872 SST-2 dev examples (block granularity, M = 11,
-    float32, CPU). Built once per session."""
+    float32, CPU). Built once per test run."""
     from _tiny_models import torch_threads
 
     from extraction.models import load_model

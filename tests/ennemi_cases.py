@@ -231,6 +231,6 @@ def _conditional_semidiscrete_cases():
 
 
 def cases() -> list[Case]:
-    """All ported cases, in ennemi's order."""
+    """All of ennemi's cases written here, in ennemi's order."""
     return (_entropy_cases() + _mi_cases() + _cmi_cases() + _semidiscrete_cases()
             + _conditional_semidiscrete_cases())

@@ -76,7 +76,7 @@ def test_clean_inputs_do_not_warn():
         total_correlation([x[:, 0], x[:, 1]], given=y)
 
 
-# ------------------------------------------------------------------ issue 28: silent library cases
+# ------------------------------------------- library cases that would otherwise be silent
 def _x(n=500, d=1, seed=5):
     return np.random.default_rng(seed).standard_normal((n, d))
 

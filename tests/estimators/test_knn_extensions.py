@@ -1,4 +1,4 @@
-"""kNN extensions of issue 11: preprocessing, direct discrete-conditioned CMI, chain rule."""
+"""kNN extensions: preprocessing, direct discrete-conditioned CMI, chain rule."""
 
 from __future__ import annotations
 

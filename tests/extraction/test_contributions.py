@@ -56,5 +56,5 @@ def test_readout_of_subsets_including_the_empty_set():
     c = _toy()
     np.testing.assert_allclose(c.readout([0, 2]), c.u[:, [0, 2]].astype(np.float64).sum(1))
     np.testing.assert_array_equal(c.readout([True, False, True]), c.readout([0, 2]))
-    # the empty set is the constant member alone (was an IndexError on a float index array)
+    # the empty set is the constant member alone (an empty index list is not a float array)
     np.testing.assert_array_equal(c.readout([]), c.bias_for_examples())

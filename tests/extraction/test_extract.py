@@ -65,7 +65,7 @@ def test_plan_batches_sorted_and_budgeted():
         plan_batches(lengths, 0)
     with pytest.raises(ValueError, match="split_cost"):
         plan_batches(lengths, 8, split_cost=-1)
-    # "auto" without an explicit budget uses the CPU defaults (was a TypeError on None // int)
+    # "auto" without an explicit budget uses the CPU defaults (a None budget is never divided)
     default = plan_batches(lengths, "auto")
     assert [b.tolist() for b in default] == [b.tolist() for b in plan_batches(lengths, "auto",
                                                                                 4096, 64)]
@@ -296,8 +296,8 @@ def test_exactness_failure_is_an_error_with_the_numbers(llama, monkeypatch, tmp_
                                           ("bloom", "residual_in_output"),
                                           ("mpt", "residual_in_output")])
 def test_a_wrong_family_row_fails_against_the_model_output(tmp_path, monkeypatch, family, field):
-    # the check compares with the model's own logits: an adapter left out of a row is caught
-    # (before, Σu + bias was compared with the tool's own recomputation of the logits)
+    # the check compares with the model's own logits, not with the tool's own recomputation of
+    # them, so an adapter left out of a row is caught
     import dataclasses
 
     from _tiny_models import model_type

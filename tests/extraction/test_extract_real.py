@@ -71,8 +71,8 @@ def test_smollm2_sst2_exact(smollm2, shared_data_dir):
 
 def test_stories260k_boolq_few_shot_drops_demonstrations_and_warns(stories_dir,
                                                                    shared_data_dir):
-    # the case: a 1-shot BoolQ prompt over stories260K's 512-token context failed the
-    # whole task; now its demonstration is dropped (recorded), and 'False' is scored on '▁'
+    # a 1-shot BoolQ prompt does not fit stories260K's 512-token context: the demonstration is
+    # dropped (and recorded) instead of failing the whole task, and 'False' is scored on '▁'
     from _tiny_models import torch_threads
 
     from extraction.models import load_model

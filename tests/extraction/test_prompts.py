@@ -305,7 +305,7 @@ def test_chat_template_with_truncation_keeps_the_generation_prompt():
 
 @pytest.mark.real_model
 def test_smollm2_chat_template_ends_with_the_assistant_newline(smollm2_tok, shared_data_dir):
-    # the case: the prompt must end at "…assistant\n", not one token early
+    # the chat-templated prompt ends at "…assistant\n", not one token early
     task = get_task("sst2", data_dir=shared_data_dir, n=5)
     enc = encode_task(smollm2_tok, task, max_length=2048, chat_template=True)
     for i in range(5):

@@ -1,4 +1,4 @@
-"""Batched Newton calibration fit (issue 5, calibrated readouts) against scipy."""
+"""Batched Newton calibration fit of the calibrated readouts, against scipy."""
 
 import numpy as np
 import pytest

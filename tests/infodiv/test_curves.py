@@ -1,4 +1,4 @@
-"""Set functions and layer-addition curves (issue 5)."""
+"""Set functions and layer-addition curves."""
 
 import numpy as np
 import pytest

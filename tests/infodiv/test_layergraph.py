@@ -1,4 +1,4 @@
-"""Layer graph, Chow-Liu bound and communities on Gaussian ground truth (issue 5)."""
+"""Layer graph, Chow-Liu bound and communities on Gaussian ground truth ."""
 
 import networkx as nx
 import numpy as np

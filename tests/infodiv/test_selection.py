@@ -1,4 +1,4 @@
-"""Greedy subset selection experiments and greedy-order stability (issue 5)."""
+"""Greedy subset selection experiments and greedy-order stability ."""
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Diminishing-returns statistics without refitting (infodiv.submodularity, infodiv.curvature,
-infodiv.growth) and the controls that calibrate them (issue 5)."""
+infodiv.growth) and the controls that calibrate them."""
 
 import numpy as np
 import pytest

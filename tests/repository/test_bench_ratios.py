@@ -139,4 +139,4 @@ def test_a_focused_entry_resumes_only_on_the_same_prompts_code_sides_and_machine
     assert not resumable(old, 48, "abc", ("extract", "plain"), here)
     assert not resumable(old, 64, "abc", ("extract", "plain_same_work"), here)
     assert not resumable({k: v for k, v in old.items() if k != "machine"}, 64, "abc",
-                         ("extract", "plain"), here)   # saved before machines were recorded
+                         ("extract", "plain"), here)   # a record without its machine

@@ -1,4 +1,4 @@
-"""Every estimator formula has one home (issue 8): no log-determinant, Cholesky, digamma, rank
+"""Every estimator formula has one home: no log-determinant, Cholesky, digamma, rank
 transform or log-sum-exp is computed in ``infodiv/`` — it calls ``estimators`` for them.
 Spearman correlations of junction series rank with ``scipy.stats.rankdata`` (a rank correlation,
 not a rank-to-normal transform), imported from scipy, not re-implemented."""

@@ -79,7 +79,8 @@ def test_block_reports_carry_every_verdict_record(folder):
     for obj, entry in doc["objectives"].items():
         assert "point" in entry and CURVE_CLAIMS <= set(entry["verdicts"]), obj
         for name, v in entry["verdicts"].items():
-            if name not in CURVE_CLAIMS:   # a claim part's record: test_page_new_claims
+            # a claim part's record: test_page_carries_the_control_claims
+            if name not in CURVE_CLAIMS:
                 continue
             assert v["objective"] == obj and v["units"], (obj, name)
             assert v["n_bootstrap"] == 200 and v["n_permutations"] == 200, (obj, name)
@@ -92,17 +93,17 @@ def test_block_reports_carry_every_verdict_record(folder):
     assert doc["selection"]["objective"] == BLOCK_OBJECTIVES[0]
 
 
-def _new_claims():
+def _control_claims():
     """The claims that tell redundancy from a ceiling, and Theorem 8's report."""
     from infodiv.claims import claim_names
 
     return list(claim_names(("control", "report")))
 
 
-#: every committed real-run page and the objectives its new claims are judged on: the SST-2
+#: every committed real-run page and the objectives its control claims are judged on: the SST-2
 #: pages (blocks of both models, SmolLM2's heads) on all three objectives, the AG News pages
 #: (blocks and heads) on raw accuracy
-NEW_CLAIM_PAGES = {**{folder: tuple(BLOCK_OBJECTIVES)
+CONTROL_CLAIM_PAGES = {**{folder: tuple(BLOCK_OBJECTIVES)
                       for folder in (*BLOCKS, "smollm2-135m-sst2-head")},
                    "smollm2-135m-agnews-block": ("accuracy",),
                    "smollm2-135m-agnews-head": ("accuracy",)}
@@ -119,7 +120,7 @@ def _valid_fit(folder: str) -> dict:
     return json.loads(bench.read_text())["decompositions"][folder]
 
 
-@pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
+@pytest.mark.parametrize("folder", sorted(CONTROL_CLAIM_PAGES))
 def test_one_value_of_information_per_run(folder):
     """I(U;Y) of all members has one value and one interval wherever the run is quoted:
     Theorem 8's report and the valid decomposition are the same fit (estimate, interval,
@@ -136,21 +137,21 @@ def test_one_value_of_information_per_run(folder):
         assert t8[key] == pytest.approx(value, rel=0, abs=1e-9), (folder, key, t8[key], value)
 
 
-@pytest.mark.parametrize("folder", sorted(NEW_CLAIM_PAGES))
-def test_page_new_claims(folder):
-    """The page carries, on each of its objectives, a verdict record of every new claim judged
-    on the matched case the claim declares now, with its estimate inside its interval, its
-    label null, and power and shuffled-label rate (rate = detected / surrogates, the surrogates
-    its part ran); Theorem 8's report (no test: never detected, bounds ordered) once; report.md
-    prints each record's power and shuffled-label rate; regeneration.json the CPU seconds of
-    every claim part."""
+@pytest.mark.parametrize("folder", sorted(CONTROL_CLAIM_PAGES))
+def test_page_carries_the_control_claims(folder):
+    """The page carries, on each of its objectives, a verdict record of every control claim (those
+    that tell redundancy from a ceiling) judged on the matched case the claim declares, with its
+    estimate inside its interval, its label null, and power and shuffled-label rate (rate = detected
+    / surrogates, the surrogates its part ran); Theorem 8's report (no test: never detected, bounds
+    ordered) once; report.md prints each record's power and shuffled-label rate; regeneration.json
+    the CPU seconds of every claim part."""
     from infodiv.claims import CLAIMS
 
     doc = json.loads((RESULTS / folder / "report.json").read_text())
     parts = json.loads((RESULTS / folder / "regeneration.json").read_text())["parts"]
     md = (RESULTS / folder / "report.md").read_text()
-    new = _new_claims()
-    assert "theorem8" in new and len(new) >= 5, new
+    names = _control_claims()
+    assert "theorem8" in names and len(names) >= 5, names
     reports = [(o, e["verdicts"]["theorem8"]) for o, e in doc["objectives"].items()
                if "theorem8" in e.get("verdicts", {})]
     assert len(reports) == 1, [o for o, _ in reports]
@@ -158,9 +159,9 @@ def test_page_new_claims(folder):
     assert t8["report_only"] and not reports[0][1]["detected"]
     assert 0 <= t8["error_lower_bound"] <= t8["error_upper_bound"] <= 1, t8
     assert 0 <= t8["mi_lower"] <= t8["mi_upper"] <= t8["h_y"] + 1e-12, t8
-    for obj in NEW_CLAIM_PAGES[folder]:
+    for obj in CONTROL_CLAIM_PAGES[folder]:
         verdicts = doc["objectives"][obj]["verdicts"]
-        for name in (n for n in new if n != "theorem8"):
+        for name in (n for n in names if n != "theorem8"):
             v = verdicts[name]
             assert v["claim"] == name and v["objective"] == obj, (obj, name)
             assert v["matched_case"] == CLAIMS[name].matched_case, (obj, name, "stale case")

@@ -1,4 +1,4 @@
-"""Bad input (issue 10): one clear line on stderr, exit 2, no traceback, nothing already
+"""Bad input: one clear line on stderr, exit 2, no traceback, nothing already
 computed is lost, and every check that needs no model runs before any model loads."""
 
 from __future__ import annotations

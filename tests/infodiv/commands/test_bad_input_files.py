@@ -1,4 +1,4 @@
-"""Bad input, files (issue 28): broken model folders, strict task files, hints that work.
+"""Bad input, files: broken model folders, strict task files, hints that work.
 
 Every case: one line on stderr, exit 2, no traceback, no model loaded, nothing changed.
 """

@@ -1,4 +1,4 @@
-"""Bad input, output folders (issue 28): ``--out`` never loses anything and one writer at a time.
+"""Bad input, output folders: ``--out`` never loses anything and one writer at a time.
 
 Every case: one line on stderr, exit 2, no traceback, and every file that was there before is
 there after, byte for byte.

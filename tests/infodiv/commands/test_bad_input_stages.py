@@ -1,4 +1,4 @@
-"""Bad input, stages (issue 28): every option checked at parse time, failed stages fail loudly
+"""Bad input, stages: every option checked at parse time, failed stages fail loudly
 and are never reused, and every damaged file of a run folder is detected.
 """
 

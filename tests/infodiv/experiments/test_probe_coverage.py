@@ -1,4 +1,4 @@
-"""The zoo's centred probe-bound interval covers the estimator's expectation (issue 12).
+"""The zoo's centred probe-bound interval covers the estimator's expectation.
 
 A small version of benchmarks/bench_probe_coverage.py (class-conditional Gaussian members with a
 known I(U;Y); the point and both intervals from infodiv.experiments.intervals): over R seeded

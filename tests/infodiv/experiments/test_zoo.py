@@ -1,4 +1,4 @@
-"""The zoo (issue 12): tiny models trained a few hundred steps on a subset of AG News.
+"""The zoo: tiny models trained a few hundred steps on a subset of AG News.
 
 Each trained model must (a) lower its loss, (b) load back through ``extraction.load_model``,
 (c) give exact contributions with M = 2·executions + 1 members (shared: 4L + 1), (d) agree with

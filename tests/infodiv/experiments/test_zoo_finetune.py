@@ -1,4 +1,4 @@
-"""Fine-tuning machinery of the zoo (issue 12) on a tiny saved model; SmolLM2 itself opt-in.
+"""Fine-tuning machinery of the zoo on a tiny saved model; SmolLM2 itself opt-in.
 
 The tiny model stands in for SmolLM2 (same code path: ``extraction.load_model`` of a folder,
 top-k freezing, shared training loop, ``save_pretrained``). The real SmolLM2-135M run loads a

@@ -1,4 +1,4 @@
-"""k-hop pointer chasing (issue 26): the generator, its held-out task file, and training on it.
+"""k-hop pointer chasing: the generator, its held-out task file, and training on it.
 
 Answers are checked by following the chains here, independently of the generator; the held-out
 set must be balanced, deterministic and never drawn into the training stream; the task file must

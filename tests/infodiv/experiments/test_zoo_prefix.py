@@ -1,4 +1,4 @@
-"""Frozen-prefix caching (issue 12 fine-tune): training the top blocks on cached states of the
+"""Frozen-prefix caching of the zoo's fine-tuning: training the top blocks on cached states of the
 frozen bottom gives the losses and weights of the full forward with the same frozen bottom."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Intervals and nulls that survive shuffled labels (issue 9).
+"""Intervals and nulls that survive shuffled labels.
 
 Judged over seeded replicates; each threshold is the nominal rate minus about two binomial
 standard errors at that number of replicates (or plus, for false-positive rates).

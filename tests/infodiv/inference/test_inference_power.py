@@ -1,4 +1,4 @@
-"""Power: tests detect what they test on surrogates of the run (issue 9).
+"""Power: tests detect what they test on surrogates of the run.
 
 Thresholds are binomial: "most replicates" is a detection rate whose one-sided lower bound
 (two standard errors at p = 0.8) stays above one half, false positives at most

@@ -1,4 +1,4 @@
-"""Surrogate controls built from a run's own arrays (issue 9, power)."""
+"""Surrogate controls built from a run's own arrays (what the power of a test is measured on)."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
-"""Flags, subsampling, depth estimand, junction correlations and the engine's verdict records
-(issue 9)."""
+"""Flags, subsampling, depth estimand, junction correlations and the engine's verdict
+records."""
 
 import json
 

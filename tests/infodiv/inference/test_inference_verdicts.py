@@ -1,5 +1,5 @@
-"""Verdicts survive their null and carry their power; library intervals resample examples
-(issue 9, the library / defaults half).
+"""Verdicts survive their null and carry their power; library intervals resample examples,
+with the library's defaults.
 
 Judged over seeded replicates with binomial tolerances: a coverage floor is the nominal rate
 minus two binomial standard errors (at most 0.90), a false-positive ceiling 0.05 plus two.
@@ -176,7 +176,7 @@ def chance_run(r, n=200, m=6):
 
 
 def test_a_model_at_chance_gets_no_diminishing_returns_verdict():
-    """The demo's bug: a model at chance read "diminishing returns = yes". Here the
+    """A model at chance must not read "diminishing returns = yes". The
     interval-only rule (slope CI below 0) fires in all 10 replicates (measured), because the
     shuffled-label null reproduces the slope; the verdict fires in at most 0.05 + 2 sd."""
     n, yes, interval_only = 10, 0, 0

@@ -1,4 +1,4 @@
-"""The per-triple violation rule is calibrated under shuffled labels (issue 9).
+"""The per-triple violation rule is calibrated under shuffled labels.
 
 The case that made the earlier rule anti-conservative on real runs: a calibrated cross-entropy
 objective near chance, judged by the power shortcut (one fit per surrogate, examples

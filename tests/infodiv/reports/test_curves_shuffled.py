@@ -1,7 +1,7 @@
 """The curves report on shuffled labels (nothing to find): no claim is detected, every record's
 interval holds its estimate and its null-corrected interval covers 0, and the markdown leads
-with the verdicts, power beside them, and ends with the flags (issue 9, ported to the
-engine's records)."""
+with the verdicts, power beside them, and ends with the flags; all read from the engine's
+records."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Figure appearance (issue 10): titles with model, task and N; readable, uncut labels; the
+"""Figure appearance: titles with model, task and N; readable, uncut labels; the
 layer graph labelled, with a legend, in depth order; constant curves not z-scored into noise."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every number the reports print, against an independent naive computation (issue 8).
+"""Every number the reports print, against an independent naive computation.
 
 A small synthetic run goes through the curves report and the decomposition report; each
 figure is recomputed here from its definition with plain loops over ``f.value`` calls, numpy
