@@ -13,8 +13,7 @@ import json
 
 import numpy as np
 import pytest
-
-from tests._cli_checks import one_line_error
+from _cli_checks import one_line_error
 
 SIZES = ["--n-bootstrap", "20", "--n-permutations", "39", "--n-power", "2", "--n-orders", "2",
          "--n-triples", "3", "--report-resamples", "0", "--resamples", "20",
@@ -101,7 +100,7 @@ def test_table1_and_truncated_model_recomputed(grid, report):
 
 
 def test_page_lists_status_and_has_no_history(report):
-    from tests.test_docs_history import history_words
+    from _history_words import history_words
 
     out, summary = report
     text = (out / "README.md").read_text()
