@@ -8,7 +8,8 @@ tracked and untracked, not ignored files as they are on disk) into a temporary f
 the chosen tests once unmodified (they must pass), then applies each one-line breakage below
 on its own, reruns the tests and reports which tests failed. Exit status 1 when a mutation
 survives (no test fails) or the unmodified run is red. The shared checkout is never
-modified.
+modified. The tests run as pytest runs them by default, in the fast tier: every breakage must
+be caught without the tests marked ``slow``.
 
 The breakages are deliberate one-line errors that the suite once let through, in the
 diagnostics, selection and report code, the violations verdict's multiplicity over triples,

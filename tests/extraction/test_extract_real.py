@@ -39,6 +39,7 @@ def smollm2(smollm2_available):
     return load_model("smollm2-135m", device="cpu")
 
 
+@pytest.mark.slow
 @pytest.mark.real_model
 def test_smollm2_sst2_exact(smollm2, shared_data_dir):
     """200 SST-2 examples, M = 61, exact; head granularity M = 301 on 4 examples.
@@ -89,6 +90,7 @@ def test_stories260k_boolq_few_shot_drops_demonstrations_and_warns(stories_dir,
     assert c.meta["option_tokens"][0] == "▁" and c.meta["whitespace_options"] == ["False"]
 
 
+@pytest.mark.slow
 @pytest.mark.real_model
 def test_smollm2_chat_template_neurons_and_full_vocab(smollm2, shared_data_dir):
     """Chat template kept byte for byte (read at '…assistant\\n'), neuron granularity with

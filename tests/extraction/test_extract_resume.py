@@ -91,6 +91,7 @@ def killed_run(tmp_path_factory):
     return tmp, folder, script, out, present
 
 
+@pytest.mark.slow
 def test_kill_leaves_nothing_that_looks_valid(killed_run):
     tmp, folder, script, out, present = killed_run
     assert 1 <= len(present) < 10      # 40 examples / 4 per shard = 10 shards
@@ -99,6 +100,7 @@ def test_kill_leaves_nothing_that_looks_valid(killed_run):
         Contributions.load(out)
 
 
+@pytest.mark.slow
 def test_resume_is_bit_identical_and_corrupt_shards_are_recomputed(killed_run):
     import torch
 

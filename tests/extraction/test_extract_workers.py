@@ -38,6 +38,7 @@ def tiny(tmp_path_factory):
     return model, tok, task
 
 
+@pytest.mark.slow
 def test_workers_give_the_one_process_run(tiny, tmp_path):
     model, tok, task = tiny
     one = extract(model, tok, task, batch_size=2, out=tmp_path / "one", shard_size=4,
@@ -49,6 +50,7 @@ def test_workers_give_the_one_process_run(tiny, tmp_path):
     assert not partial_dir(tmp_path / "two").exists()
 
 
+@pytest.mark.slow
 def test_worker_mode_writes_only_its_shards_and_the_caller_finishes(tiny, tmp_path):
     model, tok, task = tiny
     out = tmp_path / "run"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from extraction import gguf_cache
 from extraction.models import load_model
@@ -20,6 +21,7 @@ def _tokens(tok):
     return [tok(p)["input_ids"] for p in PROMPTS]
 
 
+@pytest.mark.slow
 def test_copy_equals_the_gguf(smollm2_available, tmp_path, monkeypatch):
     import torch
 

@@ -236,6 +236,7 @@ def smollm2_tok(smollm2_available):
     return AutoTokenizer.from_pretrained(folder, gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
+@pytest.mark.slow
 @pytest.mark.real_model
 @pytest.mark.parametrize("name", ["ag_news", "arc_challenge", "arc_easy", "boolq", "rte", "sst2",
                                   "wic"])
@@ -249,6 +250,7 @@ def test_smollm2_options_are_single_leading_space_tokens(smollm2_tok, shared_dat
                for i, ids in enumerate(enc.input_ids[:20]))
 
 
+@pytest.mark.slow
 @pytest.mark.real_model
 def test_smollm2_options_mnli_qqp(smollm2_tok):
     from extraction.datasets import get_spec
@@ -303,6 +305,7 @@ def test_chat_template_with_truncation_keeps_the_generation_prompt():
     assert tok.decode(enc.input_ids[1]).endswith("Answer:<|im_end|>\n<|im_start|>assistant\n")
 
 
+@pytest.mark.slow
 @pytest.mark.real_model
 def test_smollm2_chat_template_ends_with_the_assistant_newline(smollm2_tok, shared_data_dir):
     # the chat-templated prompt ends at "…assistant\n", not one token early

@@ -24,6 +24,7 @@ def test_notebook_is_stored_without_outputs(path):
             assert cell["outputs"] == [] and cell["execution_count"] is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes(path, stories_dir, tmp_path, monkeypatch):
     nbclient = pytest.importorskip("nbclient")

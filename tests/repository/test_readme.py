@@ -34,7 +34,7 @@ def test_readme_has_the_two_commands_and_code():
     assert langs.count("python") >= 4 and langs.count("bash") >= 4
     first = [b[2].strip() for b in blocks() if b[0] == "bash"][:2]
     assert first == ["bash scripts/setup.sh && infodiv demo",
-                     "bash scripts/setup.sh && python -m pytest -q"]
+                     "bash scripts/setup.sh && python -m pytest -q && python -m pytest -q -m slow"]
 
 
 def test_parse_only_blocks_use_real_options(capsys):
@@ -56,6 +56,7 @@ def test_parse_only_blocks_use_real_options(capsys):
     assert n >= 5
 
 
+@pytest.mark.slow
 @pytest.mark.real_model
 def test_readme_blocks_run(smollm2_available, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

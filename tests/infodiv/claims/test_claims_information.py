@@ -168,6 +168,7 @@ def test_theorem8_bounds_by_hand(base):
     assert "not the model's own argmax error" in summary["extra"]["bounds_are_about"]
 
 
+@pytest.mark.slow
 def test_theorem8_record_is_a_report(base):
     rec = evaluate(base, [CLAIMS["theorem8"]], DESIGN, n_bootstrap=20, n_permutations=20,
                    n_mc=2, n_power=0, random_state=0)["records"]["theorem8"]
@@ -177,6 +178,7 @@ def test_theorem8_record_is_a_report(base):
     assert rec.extra["error_lower_bound"] <= rec.extra["error_upper_bound"]
 
 
+@pytest.mark.slow
 def test_theorem8_reads_the_decompositions_fit(base):
     """On the unchanged rows the report's I(U;Y), interval, bracket and bounds are those of
     valid_terms (the decompositions' fit, the model's constant offset in the own family): one
@@ -206,6 +208,7 @@ def test_theorem8_reads_the_decompositions_fit(base):
     assert valid_terms(run.u, run.labels)["joint"] < terms["joint"] - 0.01
 
 
+@pytest.mark.slow
 def test_theorem8_report_prints_its_bounds_not_a_verdict(base):
     from infodiv.reports.curves_md import record_line
 

@@ -31,6 +31,7 @@ def test_every_claim_states_its_group_label_and_words():
         claim_names("curves")
 
 
+@pytest.mark.slow
 def test_the_package_imports_with_docstrings_stripped():
     """Nothing reads a docstring at import time: every module of the three packages imports
     under ``python -OO`` (which strips them) and the command line builds its parser."""

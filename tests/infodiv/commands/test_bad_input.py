@@ -173,6 +173,7 @@ def test_options_that_do_not_tokenise_distinctly(capsys, tmp_path, tiny_folder, 
     assert len(folders) == 1 and (folders[0] / "run.json").is_file()
 
 
+@pytest.mark.slow
 def test_a_folder_with_another_run_is_not_overwritten(capsys, tmp_path, tiny_folder, data_dir):
     argv = ["run", "--model", str(tiny_folder), "--data-dir", str(data_dir), "--out",
             str(tmp_path), "--n", "12", "--n-curve-orders", "5", "--n-bootstrap", "20",

@@ -30,8 +30,6 @@ def snapshot(path: Path) -> dict:
     return {p: p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
-
-
 @pytest.fixture
 def extract_argv(tmp_path):
     """``infodiv extract`` on a 4-row task file with a model folder the pre-checks accept."""
@@ -140,6 +138,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_two_concurrent_writers_never_corrupt_or_replace(tmp_path):
     """Trials of two processes saving different runs into one folder at the same moment: one
     wins, the other is refused with one line (locked, or another extraction is there); the

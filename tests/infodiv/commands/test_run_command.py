@@ -22,6 +22,7 @@ def stories_run(stories_dir, shared_data_dir, tmp_path_factory):
     return out / "stories260K-sst2-n120-0shot-block", argv
 
 
+@pytest.mark.slow
 def test_run_folder_layout_and_numbers(stories_run, tmp_path):
     folder, _ = stories_run
     dec = json.loads((folder / "decompositions" / "decompositions.json").read_text())
@@ -41,6 +42,7 @@ def test_run_folder_layout_and_numbers(stories_run, tmp_path):
     assert meta["model"]["name"] == "stories260K"
 
 
+@pytest.mark.slow
 def test_reports_hold_no_absolute_paths(stories_run):
     folder, _ = stories_run
     for name in ("report.html", "report.json", "report.csv", "curves/report.json",
@@ -50,6 +52,7 @@ def test_reports_hold_no_absolute_paths(stories_run):
         assert "/work/" not in text and "/tmp/" not in text, name
 
 
+@pytest.mark.slow
 def test_rerun_skips_unchanged_stages(stories_run, capsys):
     folder, argv = stories_run
     before = (folder / "decompositions" / "decompositions.json").read_text()
@@ -65,6 +68,7 @@ def test_rerun_skips_unchanged_stages(stories_run, capsys):
     assert "decompose: unchanged" in out and "curves: unchanged" not in out
 
 
+@pytest.mark.slow
 def test_another_n_is_another_folder(stories_run, stories_dir, shared_data_dir):
     folder, argv = stories_run
     i = argv.index("--n")
@@ -74,6 +78,7 @@ def test_another_n_is_another_folder(stories_run, stories_dir, shared_data_dir):
     assert json.loads((folder / "run.json").read_text())["config"]["n"] == 120
 
 
+@pytest.mark.slow
 def test_decompose_curves_report_accept_the_run_folder(stories_run, capsys):
     folder, _ = stories_run
     outputs = [folder / "decompositions" / "decompositions.json", folder / "curves" / "report.json"]
@@ -92,6 +97,7 @@ def test_decompose_curves_report_accept_the_run_folder(stories_run, capsys):
                  str(folder / "again2.html")]) == 0
 
 
+@pytest.mark.slow
 def test_interrupt_keeps_shards_and_resume_says_so(stories_dir, shared_data_dir, tmp_path,
                                                    monkeypatch, capsys):
     from extraction import shards
@@ -158,6 +164,7 @@ def test_model_slug(model, slug):
     assert run_name(model, "sst2", 872, 2, "head", True) == f"{slug}-sst2-n872-2shot-head-strat"
 
 
+@pytest.mark.slow
 @pytest.mark.real_model
 def test_demo_small_n(smollm2_available, tmp_path, capsys):
     """``infodiv demo`` end to end on 40 of the bundled AG News rows (all four classes; the
@@ -190,6 +197,7 @@ def test_demo_small_n(smollm2_available, tmp_path, capsys):
             name, result.summary())
 
 
+@pytest.mark.slow
 def test_every_model_task_pair_and_one_combined_report(tmp_path, capsys):
     """Two tiny models x SST-2: two run folders and one page with the cross-model Figure 6."""
     from _tiny_models import tiny_model
@@ -232,6 +240,7 @@ def test_bare_clone_reads_the_bundled_sst2(monkeypatch, tmp_path):
     assert digest in (folder / "README.md").read_text()    # the file its note describes
 
 
+@pytest.mark.slow
 def test_changed_code_or_default_reruns_the_analyses(stories_run, capsys, monkeypatch):
     """A stage key covers the code and every effective default, not only the typed options:
     a run made before a formula or a default changed is recomputed, never reused."""
@@ -282,6 +291,7 @@ def test_code_digest_follows_the_sources(tmp_path, monkeypatch):
     assert runfolder.code_digest("digestpkg") != first
 
 
+@pytest.mark.slow
 def test_a_damaged_stage_is_recomputed_and_says_so(stories_run, capsys):
     folder, argv = stories_run
     assert main(argv) == 0                        # settle: every stage fresh
@@ -298,6 +308,7 @@ def test_a_damaged_stage_is_recomputed_and_says_so(stories_run, capsys):
     assert json.loads(report.read_text())["run"]["N"] == 120
 
 
+@pytest.mark.slow
 def test_run_reads_a_task_file(stories_dir, tmp_path, capsys):
     rows = ["text,y"] + [f"the movie number {i} was {'good' if i % 2 else 'bad'},"
                          f"{'positive' if i % 2 else 'negative'}" for i in range(16)]

@@ -11,6 +11,7 @@ uncentred interval.
 import importlib.util
 
 import numpy as np
+import pytest
 from _binomial import binomial_floor
 from _paths import ROOT
 
@@ -44,6 +45,7 @@ def test_benchmark_replicate_is_the_zoo_replicate():
     np.testing.assert_allclose(iv["ci95"], np.percentile(ours - ours.mean() + point, [2.5, 97.5]))
 
 
+@pytest.mark.slow
 def test_centred_interval_covers_the_expectation_at_its_nominal_level():
     signal = _signal()
     root = np.random.SeedSequence(2026)

@@ -83,6 +83,7 @@ def test_grid_and_schedule():
         TrainConfig(steps=10, warmup=10)
 
 
+@pytest.mark.slow
 def test_loss_decreases(trained):
     for spec, rec, _ in trained.values():
         first, last = np.mean(rec["losses"][:20]), np.mean(rec["losses"][-20:])
@@ -91,6 +92,7 @@ def test_loss_decreases(trained):
         assert rec["wall_time_s"] > 0
 
 
+@pytest.mark.slow
 def test_checkpoints_load_and_extract_exactly(trained, zoo_data):
     from extraction import extract, load_model
 
@@ -110,6 +112,7 @@ def test_checkpoints_load_and_extract_exactly(trained, zoo_data):
             == rec["params"]
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_same_weights(zoo_data, tmp_path):
     from infodiv.experiments.data import subset
     from infodiv.experiments.train import train_model
@@ -168,6 +171,7 @@ def _zoo_cli(argv) -> int:
     return zoo.run(parser.parse_args(argv))
 
 
+@pytest.mark.slow
 def test_cli_rejects_changed_settings(tmp_path, capsys, shared_data_dir):
     main = _zoo_cli
 
@@ -182,6 +186,7 @@ def test_cli_rejects_changed_settings(tmp_path, capsys, shared_data_dir):
     assert "different settings (train)" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_records_and_table1(trained, tmp_path, shared_data_dir):
     from infodiv.experiments.data import subset, zoo_tasks
     from infodiv.experiments.report import ZooSettings, report_zoo

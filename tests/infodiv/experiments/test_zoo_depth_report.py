@@ -49,6 +49,7 @@ def report(grid):
     return out, json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_summary_records_carry_the_grid_and_the_verdicts(grid, report):
     from extraction import Contributions
     from infodiv.experiments.depth_analysis import CLAIM_NAMES, REPORT_CLAIMS
@@ -78,6 +79,7 @@ def test_summary_records_carry_the_grid_and_the_verdicts(grid, report):
     assert summary["settings"]["n_bootstrap"] == 20 and summary["settings"]["n_power"] == 2
 
 
+@pytest.mark.slow
 def test_table1_and_truncated_model_recomputed(grid, report):
     from extraction import Contributions
 
@@ -99,6 +101,7 @@ def test_table1_and_truncated_model_recomputed(grid, report):
     assert tv["depth_model_accuracy"] == recs["llama-d16-L1-s0"]["accuracy"]
 
 
+@pytest.mark.slow
 def test_page_lists_status_and_has_no_history(report):
     from _history_words import history_words
 
@@ -127,6 +130,7 @@ def test_page_lists_status_and_has_no_history(report):
     assert order == sorted(order), order
 
 
+@pytest.mark.slow
 def test_rerun_reuses_finished_analyses_and_lists_training(grid, report, capsys):
     import torch
 
@@ -153,6 +157,7 @@ def test_rerun_reuses_finished_analyses_and_lists_training(grid, report, capsys)
     assert "| llama-d16-L3-s0 | training | 4 / 10 |" in (out / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_bad_input_one_line(tmp_path, capsys, grid):
     from infodiv.experiments.depth import prepare_depth_root
     from infodiv.experiments.hops import HopsTask
@@ -176,6 +181,7 @@ def test_bad_input_one_line(tmp_path, capsys, grid):
                    "is a file")
 
 
+@pytest.mark.slow
 def test_growth_laws_across_depth_with_replicates():
     from infodiv.experiments.depth_across import growth
 
@@ -234,6 +240,7 @@ def _synthetic(depth_acc, seeds=(0, 1, 2), b=40, shared_acc=None):
     return records, points, reps
 
 
+@pytest.mark.slow
 def test_table1_gap_regression_and_reading_from_synthetic_grid():
     from infodiv.experiments.depth_across import by_depth, growth, table1
     from infodiv.experiments.depth_reading import reading
@@ -324,6 +331,7 @@ def test_a_finding_at_chance_is_counted_apart():
     assert "not calibrated" not in text
 
 
+@pytest.mark.slow
 def test_records_say_whether_the_model_is_at_chance(report):
     _, summary = report
     for r in summary["records"]:
@@ -353,6 +361,7 @@ def test_gap_regression_interval_resamples_the_pairs():
     assert g["r"] == pytest.approx(np.corrcoef(*zip(*gaps))[0, 1])
 
 
+@pytest.mark.slow
 def test_a_stored_analysis_of_another_key_is_recomputed_whole(grid, report, capsys):
     """A stored analysis whose key differs (here: an older code version) is recomputed whole,
     never patched, and the log says why; the others are reused (and Theorem 8's I(U;Y) is the
@@ -382,6 +391,7 @@ def test_a_stored_analysis_of_another_key_is_recomputed_whole(grid, report, caps
         new["information"]["joint_interval"], rel=0, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_records_say_where_the_training_loss_ended(grid, report):
     """Each record's training outcome, recomputed from the model's zoo.json losses."""
     out, summary = report
@@ -447,6 +457,7 @@ def test_answer_separates_models_that_never_learned_from_those_at_chance_held_ou
     assert _training({"records": [{"hops": 1}]}, "1") is None
 
 
+@pytest.mark.slow
 def test_gap_regression_is_also_given_over_pairs_that_both_solve_the_task():
     """A twin at chance differs from its partner in accuracy and diversity because it learned
     nothing; the regression over pairs whose two models solve the task leaves those pairs out

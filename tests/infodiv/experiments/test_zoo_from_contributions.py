@@ -84,6 +84,7 @@ def zoo(tmp_path_factory):
     return out, rows
 
 
+@pytest.mark.slow
 def test_rows_carry_the_claims_verdict_records(zoo):
     from infodiv.experiments.analyses import REPORT_CLAIMS, ZOO_CLAIMS
 
@@ -113,6 +114,7 @@ def test_rows_carry_the_claims_verdict_records(zoo):
         assert report["objectives"]["accuracy"]["zoo_cpu_s"] > 0
 
 
+@pytest.mark.slow
 def test_across_counts_come_from_the_reports(zoo):
     out, rows = zoo
     across = json.loads((out / "across.json").read_text())
@@ -133,6 +135,7 @@ def test_across_counts_come_from_the_reports(zoo):
                 len(rows), len(findings), findings)
 
 
+@pytest.mark.slow
 def test_rerun_resumes_per_model(zoo, capsys):
     out, rows = zoo
     before = {r["model"]: (out / r["model"] / "curves" / "report.json").read_bytes()
@@ -149,6 +152,7 @@ def test_rerun_resumes_per_model(zoo, capsys):
             assert (out / name / "curves" / "report.json").read_bytes() == data
 
 
+@pytest.mark.slow
 def test_stale_curves_are_left_out(zoo, capsys):
     out, rows = zoo
     _report(out, capsys, ["--analyses", "--curves-power", "3"])   # other settings, none run

@@ -49,6 +49,7 @@ def test_information_replicates_are_the_paired_bootstrap_of_the_usable_terms():
     assert np.isnan(information_points({})["usable_d"])
 
 
+@pytest.mark.slow
 def test_curves_per_objective_sizes_merge_and_resume(tmp_path):
     from infodiv.experiments.analyses import (
         curve_summary,
@@ -187,6 +188,7 @@ def test_decompose_of_another_inference_size_is_not_reused(tmp_path):
     assert _decompose_size(path) is None
 
 
+@pytest.mark.slow
 def test_the_decompose_analysis_is_the_library_report_and_is_reused(tmp_path):
     """The zoo's decompositions are :func:`decomposition_report`'s (seed 0, the usable terms,
     the requested resamples), written once: a rerun of the same size reuses them."""
@@ -207,6 +209,7 @@ def test_the_decompose_analysis_is_the_library_report_and_is_reused(tmp_path):
                         log=lambda m: None) == {"decompose": "exists"}
 
 
+@pytest.mark.slow
 def test_a_stored_entry_of_another_schema_is_recomputed_not_patched(tmp_path):
     """A stored curves entry without verdict records (written by an older schema) is stale:
     the rerun recomputes it whole, with the records a fresh run writes."""

@@ -4,8 +4,6 @@ Judged over seeded replicates; each threshold is the nominal rate minus about tw
 standard errors at that number of replicates (or plus, for false-positive rates).
 """
 
-import os
-
 import numpy as np
 import pytest
 from _binomial import binomial_floor
@@ -31,10 +29,6 @@ CHAIN_CLAIMS = ("diminishing_returns", "dr_mean_difference_positive", "violation
 
 def covers(ci):
     return ci[0] <= 0 <= ci[1]
-
-
-slow = pytest.mark.skipif(not os.environ.get("INFODIV_SLOW"),
-                          reason="slow: set INFODIV_SLOW=1")
 
 
 def null_bootstraps(objective, n_replicates, n_bootstrap, n=200, m=6):
@@ -74,7 +68,7 @@ def test_slope_and_dr_intervals_cover_zero_and_bh_rate_under_shuffled_labels(nul
     check_null_coverage(null_replicates)
 
 
-@slow
+@pytest.mark.slow
 def test_null_coverage_of_the_calibrated_objective_over_many_replicates():
     check_null_coverage(null_bootstraps("accuracy_calibrated", 100, 200, n=300, m=10))
 
@@ -108,6 +102,7 @@ def test_permutation_null_p_values_and_correction():
         permutation_null(run, pipe, n_permutations=5)
 
 
+@pytest.mark.slow
 def test_null_corrected_diversity_of_shuffled_labels_covers_zero():
     """D = 12 dimensions at n = 120: duplicated rows bias each bootstrap D by ~0.5 bits
     (measured), so a plain percentile interval minus the null mean covers 0 in ~1 of 10

@@ -38,6 +38,7 @@ def signal_doc(tmp_path_factory):
     return run, doc, (out / "decompositions.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_default_is_the_valid_estimator_and_its_terms_add_up(signal_doc, tmp_path):
     run, doc, md = signal_doc
     import inspect
@@ -85,6 +86,7 @@ def test_decompose_command_defaults_to_usable(tmp_path):
     assert "p" not in doc["information_inference"]["methods"]["usable"]["joint"]   # no null
 
 
+@pytest.mark.slow
 def test_shuffled_labels_give_nothing():
     run = shuffled_labels(dependent_ensemble(240, 5, signal=0.6, rho=0.4, random_state=2),
                           random_state=0)
@@ -95,6 +97,7 @@ def test_shuffled_labels_give_nothing():
     assert v["joint"]["p"] > 0.05
 
 
+@pytest.mark.slow
 def test_model_based_terms_are_flagged_above_entropy_and_at_large_dimension(tmp_path):
     """Classes that differ only in the members' scale (true I(U;Y) <= H(Y) = 1 bit): the
     Gaussian I is far above H(Y), flagged in its row and in the summary; the usable I stays
@@ -122,6 +125,7 @@ def test_model_based_terms_are_flagged_above_entropy_and_at_large_dimension(tmp_
     assert "dimension_too_large" in {f["code"] for f in wide_inf["flags"]}
 
 
+@pytest.mark.slow
 def test_decomposition_report_keeps_every_variant_and_the_depth_estimand(tmp_path):
     run = shuffled_labels(dependent_ensemble(200, 5, signal=0.5, rho=0.4, random_state=2),
                           random_state=0)

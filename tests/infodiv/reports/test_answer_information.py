@@ -95,6 +95,7 @@ def test_the_rows_say_present_proved_and_the_bounds():
     assert "proved; estimates fall" in information_rows_html(information_answer(entry, 400, 0.3))
 
 
+@pytest.mark.slow
 def test_decompose_info_null_sets_the_label_permutations(tmp_path):
     from infodiv.inference import dependent_ensemble
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 
+
+@pytest.mark.slow
 def test_decomposition_figures_are_all_distinct(tmp_path):
     from infodiv.controls import conditionally_independent_ensemble
     from infodiv.study.decompose import decomposition_report

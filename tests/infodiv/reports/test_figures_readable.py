@@ -93,6 +93,7 @@ def figures(runs):
 KNOWN: tuple = ()
 
 
+@pytest.mark.slow
 def test_every_figure_is_readable(runs, tmp_path):
     found, known = {}, set()
     for i, (name, build) in enumerate(figures(runs)):

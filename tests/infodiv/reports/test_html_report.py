@@ -48,6 +48,7 @@ def test_fmt_rounds_for_reading():
     assert fmt(4391.48) == "4391" and fmt(999.4) == "999"
 
 
+@pytest.mark.slow
 def test_page_content(run_folder):
     page = write_report([run_folder], run_folder / "report.html")
     text = page.read_text()
@@ -91,6 +92,7 @@ def _synthetic_run(root, model, task, shared=False, seed=0):
     return folder
 
 
+@pytest.mark.slow
 def test_multi_run_page_has_the_cross_run_figures_and_table_1(tmp_path):
     folders = [_synthetic_run(tmp_path, "plain", "sst2", seed=0),
                _synthetic_run(tmp_path, "plain", "rte", seed=1),
@@ -107,6 +109,7 @@ def test_multi_run_page_has_the_cross_run_figures_and_table_1(tmp_path):
     assert table1 and all(r["run"] == "all runs" for r in table1)
 
 
+@pytest.mark.slow
 def test_html_renders_in_headless_chromium(run_folder, tmp_path):
     reason = chromium_or_skip_reason()
     if reason:
@@ -131,6 +134,7 @@ def test_html_renders_in_headless_chromium(run_folder, tmp_path):
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
 
 
+@pytest.mark.slow
 def test_the_browser_check_sees_a_broken_image_and_a_console_error(tmp_path):
     reason = chromium_or_skip_reason()
     if reason:
@@ -144,6 +148,7 @@ def test_the_browser_check_sees_a_broken_image_and_a_console_error(tmp_path):
     assert any("missing_function" in e for e in doc["errors"])
 
 
+@pytest.mark.slow
 def test_figure6_never_averages_over_different_tasks(tmp_path):
     """Two models run on different tasks: no Figure 6 (it would compare the tasks), and the page
     says why; with one task in common, the average is over that task only and says so."""
@@ -162,6 +167,7 @@ def test_figure6_never_averages_over_different_tasks(tmp_path):
     assert float(beta["value"]) == pytest.approx(beta_sst2["run"]["accuracy"])
 
 
+@pytest.mark.slow
 def test_report_of_several_runs_writes_a_folder_named_after_them(tmp_path, monkeypatch):
     """``infodiv report A B`` without --out writes into a folder named after the runs, beside
     them, never into the working directory."""

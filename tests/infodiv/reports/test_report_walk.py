@@ -146,6 +146,7 @@ def _judge(name, result):
         pytest.xfail(f"{name}: known: " + "; ".join(sorted(reasons)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RUN_DOCS)
 def test_small_run_documents(small_run, name):
     result = walk_report(json.loads((small_run / name).read_text()))

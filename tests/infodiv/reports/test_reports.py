@@ -218,6 +218,7 @@ def test_decomposition_report_bvc_uses_the_constant_member(run, decomposition_do
     assert row["ensemble_loss"] == pytest.approx(mse, abs=1e-10)
 
 
+@pytest.mark.slow
 def test_decompose_info_method_none_skips(run, tmp_path):
     from infodiv.cli import main
 
