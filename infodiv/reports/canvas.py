@@ -3,8 +3,8 @@
 Figures are built by :func:`new_figure` on :class:`matplotlib.figure.Figure` with the Agg
 canvas, so nothing touches pyplot's global state (or the backend) or needs a display;
 :func:`save_figure` writes PNG at :data:`DPI` with every title wrapped to fit
-(:func:`fit_titles`; tests/test_figures_readable.py). :func:`run_label` and :func:`_titled`
-give the titles their model, task and N.
+(:func:`fit_titles`; tests/infodiv/reports/test_figures_readable.py). :func:`run_label` and
+:func:`_titled` give the titles their model, task and N.
 """
 
 from __future__ import annotations

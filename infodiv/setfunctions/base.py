@@ -76,7 +76,7 @@ def duplicate_groups(rows) -> np.ndarray | None:
     every group in one half. ``None`` when every row is distinct (the split is then unchanged).
     The price: a resample's halves hold about 0.632 of n distinct rows, so its refitted
     held-out scores lean low (conservative for a lower bound on information), where the leaky
-    split leaned high (tests/test_split_groups.py: -0.064 vs +0.047 bits on a small probe).
+    split leaned high (tests/infodiv/test_split_groups.py: -0.064 vs +0.047 bits on a small probe).
     """
     rows = np.asarray(rows)
     flat = np.ascontiguousarray(rows.reshape(rows.shape[0], -1))
