@@ -164,8 +164,8 @@ class Claim:
     short : the claim's name in a table column (a few words)
     default : judged by ``infodiv run`` / ``infodiv demo`` / ``infodiv curves`` without
         ``--claims``
-    objectives : the objectives the claim can be judged on (None: any); a study judges a
-        claim on the first of its objectives that the study computes
+    objectives : the objectives the claim can be judged on (None: any); on any other the
+        study lists it under ``not_tested`` with the reason
     """
 
     name: str

@@ -109,6 +109,8 @@ def curve_verdicts(contrib, objective: str, settings: StudySettings | None = Non
     claims, skipped = [], {}
     for c in get_claims(s.curves.claims):
         why = c.applies(contrib, design) if c.applies is not None else None
+        if c.objectives is not None and objective not in c.objectives:
+            why = f"judged on {', '.join(c.objectives)} only, not on {objective}"
         if why:
             skipped[c.name] = why
         else:

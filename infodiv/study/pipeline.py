@@ -153,12 +153,12 @@ def decompose_stage(contrib, out, settings: StudySettings) -> dict:
                                 info_null=d.info_null, every_variant=d.every_variant)
 
 
-def _analyse(folder: RunFolder, settings: StudySettings, log=print) -> None:
-    """decompose and curves on the run folder, each skipped when its key is unchanged."""
+def _analyse(folder: RunFolder, contrib, settings: StudySettings, log=print) -> None:
+    """decompose and curves on ``contrib``, the run folder's extraction, each skipped when
+    its key is unchanged."""
     from ..reports.curves_md import verdict_summary
     from .curves import curves_stage
 
-    contrib = load_run(folder.path)[0]
     for name in ("decompose", "curves"):
         key = stage_key_of(folder.path, name, settings)
         why = folder.stale(name, key)
@@ -222,9 +222,9 @@ def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: b
         log(f"== {folder.path.name}")
         with output_lock(folder.path):   # one writer per run folder; re-checked under the lock
             folder.prepare(folder.check(overwrite))
-            extract_stage(folder, model_name, task, settings, models, quiet=quiet,
-                          command=command, log=log)
-            _analyse(folder, settings, log=log)
+            contrib = extract_stage(folder, model_name, task, settings, models, quiet=quiet,
+                                    command=command, log=log)
+            _analyse(folder, contrib, settings, log=log)
             page = write_report([folder.path], folder.path / "report.html")
         result.folders.append(folder.path)
         result.pages.append(page)

@@ -35,14 +35,12 @@ class SeedPlan:
             raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
         self.seed = int(seed)
         self.root = np.random.SeedSequence(self.seed)
-        self.issued: dict[tuple, tuple] = {}
 
     def sequence(self, *path: str) -> np.random.SeedSequence:
         """The stream of the procedure named ``path`` (a non-empty sequence of names)."""
         if not path or not all(isinstance(p, str) and p for p in path):
             raise ValueError(f"path must be one or more non-empty names, got {path!r}")
         key = tuple(zlib.crc32(p.encode()) for p in path)
-        self.issued[key] = path
         return np.random.SeedSequence(self.root.entropy, spawn_key=self.root.spawn_key + key)
 
     def integer(self, *path: str) -> int:

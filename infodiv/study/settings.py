@@ -38,7 +38,7 @@ DEFAULT_OBJECTIVES = ("accuracy", "mi_readout")
 def _default_claims() -> tuple:
     from ..claims import claim_names
 
-    return tuple(c for c in claim_names(("curve", "control"), default=True))
+    return claim_names(("curve", "control"), default=True)
 
 
 def _check(condition: bool, message: str) -> None:
