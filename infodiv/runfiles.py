@@ -3,6 +3,7 @@
 - :func:`model_slug` / :func:`run_name`: the folder name ``<model>-<task>-n<N>-<shots>shot-
   <granularity>`` of a run;
 - :func:`display_path`: a path as a report shows it (relative to the working directory);
+- :func:`read_json`: a stage's JSON document, or None when it is missing or unreadable;
 - :func:`find_run` / :func:`load_run`: a run folder made by ``infodiv run`` or a Contributions
   directory made by ``infodiv extract``; a truncated ``meta.json``, a checksum mismatch or
   another format version says how to re-extract (:func:`reextract`);
@@ -21,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 __all__ = ["RUN_FILE", "UserError", "StageFailed", "model_slug", "run_name", "display_path",
-           "find_run", "load_run", "reextract", "nearest_hint"]
+           "find_run", "load_run", "reextract", "nearest_hint", "read_json"]
 
 
 RUN_FILE = "run.json"   # written by `infodiv run` in its run folder
@@ -179,3 +180,12 @@ def display_path(path) -> str:
     if not rel.startswith(os.pardir + os.sep + os.pardir) and not os.path.isabs(rel):
         return rel
     return str(Path(*path.parts[-2:])) if len(path.parts) >= 2 else path.name
+
+
+def read_json(path):
+    """The JSON document at ``path``, or None when it is missing or not valid JSON (a stage
+    that was not run, or left a partial file)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None

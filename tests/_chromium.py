@@ -124,11 +124,12 @@ VIEWPORT = (1400, 900)   # the first screen a reader meets
 def inspect_page(page: Path, screenshot: Path, timeout: float = 60.0,
                  first_screen: Path | None = None) -> dict:
     """Load ``page`` in a 1400 x 900 viewport; return ``{"images": [...], "errors": [...],
-    "title": str, "verdicts": rect}``.
+    "title": str, "verdicts": rect, "answer": {"box": rect, "text": str} | None}``.
 
     Each image is ``{"alt", "complete", "width", "height"}`` (natural size; 0 when it failed to
     decode); ``verdicts`` is the bounding box (CSS pixels from the top left of the page) of the
-    element with id ``verdicts``, or None. The screenshot covers the whole page;
+    element with id ``verdicts``, or None; ``answer`` the box and rendered text of the answer
+    paragraph (id ``answer-text``). The screenshot covers the whole page;
     ``first_screen`` gets a screenshot of the first 1400 x 900 pixels.
     """
     binary = chromium_binary()
@@ -150,7 +151,9 @@ def inspect_page(page: Path, screenshot: Path, timeout: float = 60.0,
             expr = ("JSON.stringify({title: document.title, images: Array.from(document.images)"
                     ".map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth, "
                     "height: i.naturalHeight})), verdicts: (e => e ? e.getBoundingClientRect()"
-                    ".toJSON() : null)(document.getElementById('verdicts'))})")
+                    ".toJSON() : null)(document.getElementById('verdicts')), answer: (e => e ? "
+                    "{box: e.getBoundingClientRect().toJSON(), text: e.innerText} : null)"
+                    "(document.getElementById('answer-text'))})")
             value = pipe.send("Runtime.evaluate", {"expression": expr, "returnByValue": True},
                               session=session)["result"]["value"]
             if first_screen is not None:

@@ -4,8 +4,9 @@ rule: one wording and one setting each, shared by every claim that uses it."""
 from __future__ import annotations
 
 from ..inference.claim import Claim
+from ..inference.outcome import Margin
 
-__all__ = ["MATCHED_CASES", "SURROGATE_SETTINGS", "redundancy_copies",
+__all__ = ["MARGINS", "MATCHED_CASES", "SURROGATE_SETTINGS", "redundancy_copies",
            "redundancy_half", "synergy_style", "three_part", "matched_claim",
            "scalar_claim"]
 
@@ -20,6 +21,30 @@ MATCHED_CASES = {
                              "replaced by noisy copies of the strongest, same n)",
     "planted_synergy": "a matched case with a planted synergistic pair the objective can read "
                        "(same n)",
+}
+
+
+#: the smallest effects worth detecting (δ), one rule per kind of statistic, fixed before any
+#: run was looked at (``docs/claims.md``); Δ = sign·(f(all) − f(∅)) is what all M members
+#: add to the objective together, so Δ/M is the mean gain of one member
+MARGINS = {
+    "gain_slope": Margin(0.25, "gain_slope",
+                         "a slope of g(k) that lowers the gain by less than a quarter of the mean "
+                         "gain per member from the first member to the last bends the curve f(k) "
+                         "away from its chord by less than M/(32(M − 1)) of its total gain "
+                         "(about 1/32; the bend of a linear g(k) is |slope|·M²/8 at k = M/2): "
+                         "no reader of a layer-addition curve would call that diminishing"),
+    "mean_gain": Margin(0.25, "mean_gain",
+                        "a difference below a quarter of what one member adds on average "
+                        "changes no choice of members: it is smaller than the gain of any "
+                        "member worth keeping"),
+    "correlation": Margin(0.1, "absolute",
+                          "a (partial) correlation below 0.1 explains under 1% of the variance: "
+                          "Cohen's (1988) smallest effect worth naming"),
+    "squared_correlation": Margin(0.01, "absolute",
+                                  "an excess mean squared correlation below 0.01 is a "
+                                  "within-class correlation below 0.1 between members: Cohen's "
+                                  "(1988) smallest effect worth naming, on the r² scale"),
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cases import three_part
+from ._cases import MARGINS, three_part
 
 __all__ = ["budget_statistics", "quick", "concentrated", "applies", "selection_claim"]
 
@@ -95,4 +95,8 @@ def selection_claim(name: str, statistic: str, other: str, rule: str, short: str
                  "the same size",
         rule=three_part(f"{rule} averaged over budgets k = 1..M-1", "greater"),
         quick=shortcut, surrogate_kwargs=concentrated, applies=applies, group="selection",
-        short=short)
+        short=short, margin=MARGINS["mean_gain"],
+        conclusions={"holds": f"greedily chosen members beat {other} on held-out examples",
+                     "opposite": f"{other} beat the greedily chosen members on held-out "
+                                 "examples",
+                     "absent": f"greedily chosen members do about as well as {other}"})

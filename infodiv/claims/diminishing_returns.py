@@ -9,7 +9,7 @@ of I(U_S;Y) diminish by construction).
 
 from __future__ import annotations
 
-from ._cases import scalar_claim
+from ._cases import MARGINS, scalar_claim
 from ._chains import order_samples
 
 __all__ = ["CLAIM", "slope"]
@@ -45,9 +45,15 @@ WORDS = {
                "diminish as members are added",
     "statistic_name": "OLS slope of the random-order gain profile g(k) on k",
     "sentence": "adding a member helps less the more members are already there, on average",
+    "conclusions": {
+        "holds": "gains diminish as members are added",
+        "opposite": "gains grow as members are added (increasing returns)",
+        "absent": "gains neither fall nor rise with k beyond the margin: the curve is straight",
+    },
 }
 
 CLAIM = scalar_claim(name="diminishing_returns", statistic=slope, direction="less",
                      surrogate="conditionally_independent", rule_name="g(k) slope", quick=quick,
                      applies=_applies, units="{units} per member",
-                     group="curve", short="diminishing returns", default=True, **WORDS)
+                     group="curve", short="diminishing returns", default=True,
+                     margin=MARGINS["gain_slope"], **WORDS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cases import scalar_claim
+from ._cases import MARGINS, scalar_claim
 from ._chains import chain_values, singleton_gains
 from ._pairs import pairs_partial_r, pairs_quick
 
@@ -64,6 +64,11 @@ WORDS = {
     "statistic_name": "partial r of rho_x(S) and x's linear non-redundancy with S given "
                       "rho_x(empty) and |S|",
     "sentence": "a member's gain grows with how little of it the set already explains",
+    "conclusions": {
+        "holds": "a member gains more where the set explains less of it",
+        "opposite": "a member gains less where the set explains less of it",
+        "absent": "a member's gain does not depend on how much of it the set explains",
+    },
 }
 
 CLAIM = scalar_claim(name="diversity_effect", statistic=partial_r, direction="greater",
@@ -71,4 +76,5 @@ CLAIM = scalar_claim(name="diversity_effect", statistic=partial_r, direction="gr
                      rule_name="diversity regression beta > 0, tested on its partial r (same "
                                "sign)",
                      units="dimensionless (partial correlation)",
-                     group="curve", short="diversity effect", default=True, **WORDS)
+                     group="curve", short="diversity effect", default=True,
+                     margin=MARGINS["correlation"], **WORDS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cases import scalar_claim
+from ._cases import MARGINS, scalar_claim
 from ._chains import chain_differences, example_differences, needs_chains
 
 __all__ = ["CLAIM", "mean_difference"]
@@ -35,9 +35,16 @@ WORDS = {
     "statistic_name": "mean over the DR chains of rho_x(A) - rho_x(B)",
     "sentence": "a member adds more to a smaller set than to a larger one containing it, on "
                 "average over nested chains",
+    "conclusions": {
+        "holds": "a member adds more to a smaller set than to a larger one containing it",
+        "opposite": "a member adds more to a larger set than to a smaller one inside it, on "
+                    "average",
+        "absent": "a member adds about as much to a smaller set as to a larger one",
+    },
 }
 
 CLAIM = scalar_claim(name="dr_mean_difference_positive", statistic=mean_difference,
                      direction="greater", surrogate="conditionally_independent",
                      rule_name="mean rho_x(A) - rho_x(B)", quick=quick, applies=needs_chains,
-                     group="curve", short="nested sets", default=True, **WORDS)
+                     group="curve", short="nested sets", default=True,
+                     margin=MARGINS["mean_gain"], **WORDS)

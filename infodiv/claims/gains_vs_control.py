@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cases import scalar_claim
+from ._cases import MARGINS, scalar_claim
 from ._chains import order_samples, orders
 from ._control import control_fits, needs_members
 
@@ -68,9 +68,17 @@ WORDS = {
                       "independent control (same random orders)",
     "sentence": "gains diminish faster than they would for the same members made conditionally "
                 "independent: the extra diminishing is redundancy, not the ceiling",
+    "conclusions": {
+        "holds": "gains diminish faster than for the conditionally independent control: redundancy"
+                 " adds to the diminishing",
+        "opposite": "gains diminish more slowly than for the conditionally independent control",
+        "absent": "gains diminish as fast as for the conditionally independent control: redundancy"
+                  " adds nothing to the diminishing",
+    },
 }
 
 CLAIM = scalar_claim(name="gains_vs_control", statistic=slope_difference, direction="less",
                      surrogate="planted_redundancy_ci", rule_name="slope difference",
                      quick=quick, applies=_applies, units="{units} per member",
-                     group="control", short="gains vs control", default=False, **WORDS)
+                     group="control", short="gains vs control", default=False,
+                     margin=MARGINS["gain_slope"], **WORDS)

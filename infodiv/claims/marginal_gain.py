@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cases import scalar_claim
+from ._cases import MARGINS, scalar_claim
 from ._chains import singleton_gains
 from ._control import needs_members
 from ._pairs import pairs_partial_r, pairs_quick
@@ -102,9 +102,15 @@ WORDS = {
                       "rule, LDA probe on summed logits) given rho_x(empty) and |S|",
     "sentence": "a member gains less where it is more redundant with the set (its information "
                 "about the label already held by the set)",
+    "conclusions": {
+        "holds": "a member gains less where it is more redundant with the set",
+        "opposite": "a member gains more where it is more redundant with the set",
+        "absent": "a member's gain does not depend on its redundancy with the set",
+    },
 }
 
 CLAIM = scalar_claim(name="marginal_gain_redundancy", statistic=partial_r, direction="less",
                      surrogate="planted_redundancy", rule_name="partial r", quick=quick,
                      applies=_applies, units="dimensionless (partial correlation)",
-                     group="control", short="marginal gain vs redundancy", default=False, **WORDS)
+                     group="control", short="marginal gain vs redundancy", default=False,
+                     margin=MARGINS["correlation"], **WORDS)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inference.claim import Claim
-from ._cases import redundancy_copies
+from ._cases import MARGINS, redundancy_copies
 from ._control import needs_members
 
 __all__ = ["CLAIM", "within_class_dependence", "label_signal", "dependence_test", "decide",
@@ -129,10 +129,11 @@ def decide(value, se, null, alpha) -> tuple[bool, dict]:
              "within_class_dependence": float(dep),
              "premise_true_dependence": float(dep - excess), "label_signal": float(signal),
              "excess_rms_correlation": float(np.sqrt(max(excess, 0.0)))}
+    out = {"estimate": float(excess), "p": p_within, "extra": extra}
     if se is not None and np.all(np.isfinite(np.asarray(se)[:1])):
-        half = 1.96 * float(np.asarray(se)[0])
-        extra["excess_interval_normal"] = [float(excess) - half, float(excess) + half]
-    return hit, {"estimate": float(excess), "p": p_within, "extra": extra}
+        half = 1.96 * float(np.asarray(se)[0])   # normal interval from the example bootstrap
+        out["interval"] = [float(excess) - half, float(excess) + half]
+    return hit, out
 
 
 #: the claim in words, as every record and page prints it
@@ -142,6 +143,10 @@ WORDS = {
                       "between coordinates of different members, minus its value with every member "
                       "permuted within its class",
     "sentence": "the members are dependent given the label: Theorem 7's premise fails on this run",
+    "conclusions": {
+        "holds": "the members are dependent given the label (Theorem 7's premise fails)",
+        "absent": "the members are as good as conditionally independent given the label",
+    },
 }
 
 CLAIM = Claim(
@@ -154,4 +159,5 @@ CLAIM = Claim(
          "label-permutation null (p < {alpha})",
     quick=quick, decide=decide, surrogate_kwargs=redundancy_copies, applies=needs_members,
     units="dimensionless (squared correlation)",
-    group="control", short="premise", default=True, **WORDS)
+    group="control", short="premise", default=True, margin=MARGINS["squared_correlation"],
+    **WORDS)

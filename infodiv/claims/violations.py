@@ -51,6 +51,10 @@ WORDS = {
     "statistic_name": "per-chain rho_x(A) - rho_x(B) (estimate: fraction of chains significant)",
     "sentence": "some member adds more to a larger set than to a smaller one inside it: the "
                 "objective is not submodular on this run",
+    "conclusions": {
+        "holds": "some nested chain gains more on the larger set: the objective is not submodular "
+                 "here",
+    },
 }
 
 CLAIM = matched_claim(

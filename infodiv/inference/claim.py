@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from .outcome import Margin
+
 __all__ = ["Claim", "Design", "Replicate", "DIRECTIONS", "GROUPS"]
 
 DIRECTIONS = ("less", "greater")
@@ -166,6 +168,12 @@ class Claim:
         ``--claims``
     objectives : the objectives the claim can be judged on (None: any); on any other the
         study lists it under ``not_tested`` with the reason
+    margin : the smallest effect worth detecting, δ, as a rule fixed before looking
+        (:class:`~infodiv.inference.outcome.Margin`); None for a statistic without an interval
+        (no equivalence test: a miss is *inconclusive*, never *absent*)
+    conclusions : what each outcome says about the model, in words
+        (``{"holds": ..., "opposite": ..., "absent": ...}``; an outcome a claim cannot reach is
+        left out): the answer paragraph's clauses (:mod:`infodiv.reports.answer_text`)
     """
 
     name: str
@@ -186,6 +194,8 @@ class Claim:
     short: str = ""
     default: bool = False
     objectives: tuple | None = None
+    margin: Margin | None = None
+    conclusions: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.direction not in DIRECTIONS:

@@ -21,7 +21,10 @@ statistic is a callable (the claim's, of one :class:`~infodiv.inference.claim.Re
   direction}) / (1 + K) (never 0), the null-corrected value θ̂ − m₀ with the same re-centred
   spread;
 - the verdict: the three-part rule (interval and null-corrected interval beyond 0 on the
-  claim's side, p < α) or the claim's own rule for a vector statistic;
+  claim's side, p < α) or the claim's own rule for a vector statistic; the same rule on the
+  other side (*opposite*), and the conclusion — holds, opposite, absent within the claim's
+  margin δ, inconclusive with the n that would decide, or untestable
+  (:mod:`~infodiv.inference.outcome`);
 - power: ``n_power`` surrogates of the claim's matched kind built from the run
   (:mod:`~infodiv.inference.surrogates`), each judged by the same rule against the real
   run's null, with the claim's one-fit shortcut interval (``Claim.quick``) or a refitted
@@ -48,6 +51,7 @@ from estimators.validation import check_seed_sequence
 from .claim import Claim, Design, Replicate
 from .flags import Flag, check_failures
 from .nulls import infer, null_summary
+from .outcome import decide_outcome
 from .power import surrogate_power
 from .record import VerdictRecord
 from .replicates import run_replicates, stack
@@ -141,17 +145,18 @@ def _power(run, claims, design, nulls, *, alpha, n_power, n_power_bootstrap, n_b
 
 
 def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations, failed,
-            n_power_bootstrap=0, units=""):
+            n_power_bootstrap=0, units="", total_gain=None, untestable=None):
     value = est.value
     flags = check_failures(failed, est.n_bootstrap + n_permutations + est.n_mc,
                            f"{claim.name} replicates")
-    null_mean = corrected = p = None
+    null_mean = corrected = p = p_opposite = None
     null_iv = corrected_iv = None
+    opposite = False
     extra = {}
     if claim.decide is not None:   # vector statistic: the claim's own test summarises it
         se = est.se
         hit, summary = claim.decide(value, se, null_dist, alpha)
-        estimate, interval, p = summary["estimate"], None, summary.get("p")
+        estimate, interval, p = summary["estimate"], summary.get("interval"), summary.get("p")
         extra = summary.get("extra", {})
         stat_doc = {"value": value, "se": se}
     else:
@@ -170,14 +175,24 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
         corrected = estimate - null_mean
         corrected_iv = [lo - null_mean, hi - null_mean]   # the rule's null-corrected interval
         hit = three_part_rule(interval, null_mean, p, claim.direction, alpha)
+        other = "greater" if claim.direction == "less" else "less"
+        p_opposite = null_summary(estimate, null_dist, other).p
+        opposite = three_part_rule(interval, null_mean, p_opposite, other, alpha)
     pw = (power or {}).get(claim.surrogate, {}).get(claim.name)
     fp = (power or {}).get("shuffled_labels", {}).get(claim.name)
     calibrated = is_calibrated(fp, alpha)
+    delta = claim.margin.value(total_gain, run.n_members) if claim.margin else None
+    concl = decide_outcome(direction=claim.direction, detected=bool(hit), opposite=opposite,
+                           calibrated=calibrated, interval=interval,
+                           corrected_interval=corrected_iv, margin=delta, n=run.n_examples,
+                           alpha=alpha, untestable=untestable,
+                           report_only=bool(extra.get("report_only")))
     rec = VerdictRecord(
         claim=claim.name, theorem=claim.theorem, statistic=claim.statistic_name,
         objective=design.objective, direction=claim.direction, estimate=estimate,
         interval=interval, units=claim.units.format(units=units or "units of the objective"),
-        interval_method=INTERVAL_METHODS[design.interval] if interval else claim.rule,
+        interval_method=(claim.rule if claim.decide is not None else
+                         INTERVAL_METHODS[design.interval]),
         mc_error=None if np.ndim(est.mc_error) else float(est.mc_error),
         null_mean=null_mean, null_interval=null_iv, corrected=corrected,
         corrected_interval=corrected_iv, p=p, detected=bool(hit), calibrated=calibrated,
@@ -187,8 +202,12 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
         n_bootstrap=est.n_bootstrap, n_permutations=n_permutations,
         n_examples=run.n_examples, n_members=run.n_members, n_mc=est.n_mc,
         n_power_bootstrap=n_power_bootstrap if power else 0, n_orders=design.n_orders,
-        alpha=alpha,
-        sentence=claim.sentence, extra=extra)
+        alpha=alpha, sentence=claim.sentence, extra=extra,
+        outcome=concl["outcome"], outcome_reason=concl["reason"], opposite=bool(opposite),
+        p_opposite=p_opposite,
+        margin=None if claim.margin is None else {**claim.margin.to_dict(), "value": delta,
+                                                  "total_gain": total_gain},
+        mde=concl["mde"], n_needed=concl["n_needed"])
     if rec.no_test:
         rate = rec.power["rate"]
         flags.append(Flag("no_test", claim.name, f"{claim.name}: not detected with power "
@@ -213,6 +232,20 @@ def _objective_units(run, design) -> str:
         return ""
 
 
+def _total_gain(run, design, seed) -> float | None:
+    """Δ = sign·(f(all) − f(∅)) of the design's objective on ``run`` (one fit): the scale of
+    the claims' relative margins (:class:`~infodiv.inference.outcome.Margin`)."""
+    from ..setfunctions import make_set_function
+
+    try:
+        f = make_set_function(run, design.objective, random_state=seed, **design.objective_kwargs)
+        every = np.arange(run.n_members)
+        gain = f.sign() * (f.value(every) - f.value(every[:0]))
+    except (TypeError, ValueError):
+        return None
+    return float(gain) if np.isfinite(gain) else None
+
+
 def _rate(cell) -> dict | None:
     """A detection rate of :func:`~infodiv.inference.power.surrogate_power` as plain data."""
     if cell is None:
@@ -229,7 +262,7 @@ def _jsonable(doc):
 def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 200,
              n_permutations: int = 200, n_mc: int = 10, n_power: int = 20,
              n_power_bootstrap: int | None = None, alpha: float = 0.05, random_state=0,
-             n_jobs=1, progress: bool = False) -> dict:
+             n_jobs=1, progress: bool = False, untestable: str | None = None) -> dict:
     """Verdict records of ``claims`` on ``run`` (module docstring).
 
     Parameters
@@ -247,8 +280,12 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
     random_state : int or SeedSequence: the call's stream. Its children 0 and 1 are the
         bootstrap's and the null's (:func:`~infodiv.inference.nulls.infer`), child 2 the
         power's (:func:`~infodiv.inference.power.surrogate_power`), each spawning one child
-        per replicate: no two replicates of one call draw the same numbers
+        per replicate: no two replicates of one call draw the same numbers; child 3 seeds the
+        one fit that gives the margins their scale Δ
     n_jobs : joblib workers (results do not depend on it)
+    untestable : why the run cannot test these claims on this objective
+        (:func:`~infodiv.inference.testability.untestable_reason`); a reason makes every
+        record's outcome *untestable* with it
 
     Returns
     -------
@@ -277,11 +314,12 @@ def evaluate(run, claims, design: Design | None = None, *, n_bootstrap: int = 20
         return _evaluate(run, claims, design, n_bootstrap=n_bootstrap,
                          n_permutations=n_permutations, n_mc=n_mc, n_power=n_power,
                          n_power_bootstrap=n_power_bootstrap, alpha=alpha,
-                         random_state=random_state, n_jobs=n_jobs, progress=progress)
+                         random_state=random_state, n_jobs=n_jobs, progress=progress,
+                         untestable=untestable)
 
 
 def _evaluate(run, claims, design, *, n_bootstrap, n_permutations, n_mc, n_power,
-              n_power_bootstrap, alpha, random_state, n_jobs, progress) -> dict:
+              n_power_bootstrap, alpha, random_state, n_jobs, progress, untestable) -> dict:
     c0 = time.process_time()
     pipe = ClaimStatistics(claims, design)
     root = check_seed_sequence(random_state)
@@ -299,10 +337,13 @@ def _evaluate(run, claims, design, *, n_bootstrap, n_permutations, n_mc, n_power
                        progress=progress)
     failed = len(res.bootstrap.errors) + len(res.null.errors)
     units = _objective_units(run, design)
+    scale_seed = int(np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (3,))
+                     .generate_state(1)[0])
+    total_gain = _total_gain(run, design, scale_seed) if any(c.margin for c in claims) else None
     records = {c.name: _record(c, res.bootstrap[c.name], nulls[c.name], power, run=run,
                                design=design, alpha=alpha, n_permutations=n_permutations,
                                failed=failed, n_power_bootstrap=n_power_bootstrap or n_bootstrap,
-                               units=units)
+                               units=units, total_gain=total_gain, untestable=untestable)
                for c in claims}
     return {"records": records, "n_failed": failed,
             "cpu_s": {"inference": c1 - c0, "power": time.process_time() - c1}}

@@ -70,6 +70,18 @@ class VerdictRecord:
     alpha: float = 0.05
     sentence: str = ""
     extra: dict = field(default_factory=dict)
+    #: the conclusion (:mod:`infodiv.inference.outcome`): holds, opposite, absent,
+    #: inconclusive, untestable or report, with its one-line reason
+    outcome: str = ""
+    outcome_reason: str = ""
+    #: the rule fired on the other side of 0, with its label-null p on that side
+    opposite: bool = False
+    p_opposite: float | None = None
+    #: δ: {"value", "fraction", "scale", "rule", "why", "total_gain"} (None: no equivalence test)
+    margin: dict | None = None
+    #: minimal detectable effect at this n (power 0.8) and the n that detects δ with power 0.8
+    mde: float | None = None
+    n_needed: int | None = None
 
     @property
     def no_test(self) -> bool:
@@ -87,26 +99,36 @@ class VerdictRecord:
                 raise ValueError(f"{self.claim}: {name} {iv} does not contain {value}")
 
     def text(self) -> str:
-        """The sentence a report prints: verdict, power beside it, calibration."""
-        word = "detected" if self.detected else "not detected"
+        """The sentence a report prints: the conclusion with its reason, power beside it,
+        calibration."""
         if self.extra.get("report_only"):
             return "a report, not a test (no verdict, no power)"
+        out = self.outcome or ("detected" if self.detected else "not detected")
+        if self.outcome == "absent":
+            out += f" (smaller than δ = {self.margin['value']:.3g} {self.units})"
+        elif self.outcome == "inconclusive":
+            out += f" ({self.outcome_reason}" if self.outcome_reason else " ("
+            if self.mde is not None:
+                out += f"; detectable at this n: {self.mde:.3g} {self.units}"
+            if self.n_needed is not None:
+                out += (f"; n ≈ {self.n_needed} would detect δ = {self.margin['value']:.3g} "
+                        "with power 0.8")
+            out += ")"
+        elif self.outcome_reason:
+            out += f" ({self.outcome_reason})"
         if self.power is None:
-            out = f"{word}; power not computed (power replicates 0)"
+            out += "; power not computed (power replicates 0)"
         else:
             pw = self.power
-            out = (f"{word}; {self.matched_case} is detected with probability "
-                   f"{pw['rate']:.2f} (Wilson 95% [{pw['ci'][0]:.2f}, {pw['ci'][1]:.2f}], "
-                   f"{pw['n']} surrogates)")
+            out += (f"; {self.matched_case} is detected with probability "
+                    f"{pw['rate']:.2f} (Wilson 95% [{pw['ci'][0]:.2f}, {pw['ci'][1]:.2f}], "
+                    f"{pw['n']} surrogates)")
         fp = self.false_positive
         if fp is not None:
             out += f"; with shuffled labels it fires with probability {fp['rate']:.2f}"
             if not self.calibrated:
                 out += (f" (Wilson 95% [{fp['ci'][0]:.2f}, {fp['ci'][1]:.2f}] > {self.alpha}): "
-                        "the rule is not calibrated on this run, so this verdict is not a "
-                        "finding")
-        if self.no_test:
-            out += "; with power this low, not detected is no test"
+                        "the rule is not calibrated on this run")
         return out
 
     def to_dict(self) -> dict:

@@ -22,7 +22,8 @@ import html
 import json
 from pathlib import Path
 
-from .answer import answer, answer_html, definitions_html
+from .answer import answer
+from .answer_page import answer_html, definitions_html, details_html
 from .summary import collect, fmt
 
 __all__ = ["write_report", "FIGURE_CAPTIONS"]
@@ -51,14 +52,16 @@ table{border-collapse:collapse;margin:.6em 0;font-size:.9em}td,th{border:1px sol
 padding:.25em .5em;text-align:left;vertical-align:top}th{background:#f4f4f4}
 td.num{text-align:right;font-variant-numeric:tabular-nums}figure{margin:1em 0}
 img{max-width:100%;border:1px solid #eee}figcaption{font-size:.85em;color:#555}
-.ok{color:#1a7f37}.bad{color:#c62828;font-weight:bold}code{background:#f4f4f4;padding:0 .2em}
+.ok{color:#1a7f37}.bad{color:#c62828;font-weight:bold}.opp{color:#b35c00}.abs{color:#1f4e9c}
+.answer-text{font-size:.95em;line-height:1.35;max-width:1300px;margin:.4em 0}
+code{background:#f4f4f4;padding:0 .2em}
 .muted{color:#666}.lead{font-size:1.05em}.answer{display:flex;gap:1em;align-items:flex-start}
 .verdict-block{flex:7}.answer-figure{flex:3}.answer-figure img{max-height:520px}
 table.verdicts{margin:.3em 0}table.verdicts td{font-size:.8em;padding:.12em .4em}
 table.verdicts td small{font-size:.9em}details{margin:.8em 0}
 summary{cursor:pointer;font-weight:bold}
 dt{font-weight:bold;margin-top:.4em}dd{margin-left:1.2em}body{max-width:1360px}
-table.verdicts th:nth-child(1){width:36%}table.verdicts th:nth-child(3){width:22%}
+table.verdicts th:nth-child(1){width:40%}
 """
 
 
@@ -171,6 +174,8 @@ def write_report(run_folders, path) -> Path:
     shown = [_answer_figure(run["figures"]) for run in runs]
     for run, a, fig in zip(runs, answers, shown):
         parts.append(answer_html(a, run["header"], _figure_html(fig) if fig else ""))
+    for run, a in zip(runs, answers):
+        parts.append(details_html(a, run["header"]["run"]))
     parts.append(definitions_html())
     for run, fig in zip(runs, shown):
         h = run["header"]

@@ -9,48 +9,15 @@ value, 95% interval, units, estimator and n. :mod:`infodiv.reports.html` renders
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 
 from ..claims import CLAIMS
+from ..numbers import fmt
+from ..runfiles import read_json as _read
 
-__all__ = ["fmt", "collect", "print_summary"]
+__all__ = ["fmt", "collect", "print_summary"]   # fmt: infodiv.numbers
 
 _FIGURE_DIRS = ("decompositions", "curves", "figures")
-
-
-def fmt(x, digits: int = 3) -> str:
-    """A number for reading: ``digits`` significant digits, scientific below 1e-3 / above 1e5.
-
-    Integers print in full; None, NaN print as an en dash.
-    """
-    if x is None:
-        return "–"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return str(x)
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if math.isnan(x):
-        return "–"
-    if x == 0 or math.isinf(x):
-        return str(x) if math.isinf(x) else "0"
-    if abs(x) < 1e-3 or abs(x) >= 1e5:
-        return f"{x:.{max(digits - 1, 1)}e}"
-    if abs(x) >= 10 ** digits:   # 4391.5 -> "4392", not "4.39e+03"
-        return f"{x:.0f}"
-    return f"{x:.{digits}g}"
-
-
-def _read(path: Path):
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def _display(path) -> str:
@@ -336,12 +303,20 @@ _SUMMARY = ("accuracy of the model's own option logits", "max |Σ u + bias − l
 
 
 def print_summary(root, page=None, file=None) -> list[str]:
-    """Print (and return) the one-screen summary of a run folder."""
+    """Print (and return) the one-screen summary of a run folder: its header, the answer
+    paragraph the page opens with (the same sentences, from the same records) and the
+    headline numbers."""
+    import textwrap
+
+    from .answer import answer
+
     run = collect(root)
     h = run["header"]
     lines = [f"{h['model'] or h['model_id']} on {h['task']}: N={h['N']} M={h['M']} C={h['C']} "
              f"seed={h['seed']} shots={h['shots']} ({h['granularity']}, {h['dtype']}, "
              f"{h['device']})"]
+    lines += textwrap.wrap(" ".join(answer(root)["paragraph"]), 100, initial_indent="  ",
+                           subsequent_indent="  ")
     seen = set()
     for r in run["rows"]:
         if r["quantity"] not in _SUMMARY or (r["section"], r["quantity"]) in seen:

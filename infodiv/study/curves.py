@@ -7,6 +7,10 @@ selection, greedy stability and the layer graph, written as JSON, markdown and f
 :mod:`infodiv.reports.answer_figure`), ``curves_<objective>.png``, ``gains_<objective>.png``,
 ``shapley_<objective>.png``, and ``layer_graph.graphml`` / ``layer_graph.png``.
 
+The document opens with ``testability``
+(:func:`infodiv.inference.testability.testability`): the model's raw readout against chance and
+whether the members carry the label; a run whose members carry none is *untestable* in every
+record, and so is the raw readout's objective of a prompt that reads out below chance.
 Per objective the document holds the point estimates (the curves of
 :func:`infodiv.curves.layer_curves`, Shapley values, greedy orders, the submodularity ratio,
 the curvature and the growth-law fits: plain functions, no interval) and one
@@ -27,6 +31,7 @@ import numpy as np
 from ..curves import layer_curves
 from ..growth import fit_growth_laws
 from ..inference.flags import flags_from_curve_notes
+from ..inference.testability import testability, untestable_reason
 from ..layergraph import export_graphml, layer_graph, redundancy_communities, tree_bound
 from ..reports.answer_figure import plot_answer_curves
 from ..reports.curves_md import curves_markdown
@@ -79,7 +84,7 @@ def point_estimates(f, lc) -> dict:
 
 
 def _evaluate(contrib, claims, design, s: StudySettings, stream, *, power: bool = True,
-              progress: bool = False) -> dict:
+              progress: bool = False, untestable: str | None = None) -> dict:
     """The engine on ``claims`` with the study's sizes: ``{"verdicts", "cpu_s", "n_failed"}``."""
     from ..inference.engine import evaluate
 
@@ -87,16 +92,19 @@ def _evaluate(contrib, claims, design, s: StudySettings, stream, *, power: bool 
     res = evaluate(contrib, claims, design, n_bootstrap=inf.n_bootstrap,
                    n_permutations=inf.k, n_mc=inf.n_mc,
                    n_power=inf.power_replicates if power else 0, alpha=inf.alpha,
-                   random_state=stream, n_jobs=inf.n_jobs, progress=progress)
+                   random_state=stream, n_jobs=inf.n_jobs, progress=progress,
+                   untestable=untestable)
     return {"verdicts": {n: r.to_dict() for n, r in res["records"].items()},
             "cpu_s": res["cpu_s"], "n_failed": res["n_failed"]}
 
 
 def curve_verdicts(contrib, objective: str, settings: StudySettings | None = None, *,
-                   progress: bool = False) -> dict:
+                   progress: bool = False, untestable: str | None = None) -> dict:
     """The verdict records of the claims of ``settings.curves`` on ``objective``; claims that
     cannot be tested on the run (e.g. M = 1) are listed under ``not_tested`` with the
-    reason."""
+    reason. ``untestable`` (a reason:
+    :func:`~infodiv.inference.testability.untestable_reason`) makes every outcome
+    *untestable*."""
     from ..claims import get_claims
     from ..inference.claim import Design
 
@@ -118,12 +126,13 @@ def curve_verdicts(contrib, objective: str, settings: StudySettings | None = Non
     doc = {"verdicts": {}, "not_tested": skipped, "sizes": s.inference.sizes(), "cpu_s": {}}
     if claims:
         doc.update(_evaluate(contrib, claims, design, s,
-                             plan.sequence("curves", objective, "verdicts"), progress=progress))
+                             plan.sequence("curves", objective, "verdicts"), progress=progress,
+                             untestable=untestable))
     return doc
 
 
 def selection_verdicts(contrib, objective: str, settings: StudySettings | None = None, *,
-                       progress: bool = False) -> dict:
+                       progress: bool = False, untestable: str | None = None) -> dict:
     """The registered selection claims (held-out greedy against the best of ``n_random``
     random orders and against the depth prefix, each one budget-averaged difference) through
     the engine with the study's sizes B, K and power replicates (power only where the set
@@ -138,7 +147,7 @@ def selection_verdicts(contrib, objective: str, settings: StudySettings | None =
                     n_random=s.selection.n_random)
     res = _evaluate(contrib, get_claims(claim_names("selection")), design, s,
                     SeedPlan(s.seed).sequence("selection", objective, "verdicts"),
-                    power=per_example, progress=progress)
+                    power=per_example, progress=progress, untestable=untestable)
     return jsonable({"objective": objective, "n_random": s.selection.n_random,
                      "sizes": s.inference.sizes(), **res})
 
@@ -151,7 +160,7 @@ def _plain_slope(lc, f) -> dict:
                                 n_bootstrap=1)["slope"], "ci": None}
 
 
-def _objective(contrib, obj, s: StudySettings, out: Path) -> dict:
+def _objective(contrib, obj, s: StudySettings, out: Path, test: dict) -> dict:
     plan = SeedPlan(s.seed)
     f = make_set_function(contrib, obj, ridge=s.curves.ridge)
     lc = layer_curves(f, n_permutations=s.curves.n_curve_orders,
@@ -162,7 +171,7 @@ def _objective(contrib, obj, s: StudySettings, out: Path) -> dict:
     # the curves' own flags; each verdict record keeps its own (read from there, not copied)
     entry["flags"] = [fl.to_dict() for fl in flags_from_curve_notes(lc.notes, obj)]
     if s.curves.verdicts:
-        entry.update(curve_verdicts(contrib, obj, s))
+        entry.update(curve_verdicts(contrib, obj, s, untestable=untestable_reason(test, obj)))
     label = run_label(contrib)   # model, task and N in every title
     if f.per_example:   # the page's answer figure: real members against their CI control
         entry["answer_curves"] = answer_curves(
@@ -185,14 +194,15 @@ def _graph(contrib, s: StudySettings, out: Path) -> dict:
             "communities": [[contrib.names[i] for i in c] for c in redundancy_communities(g)]}
 
 
-def _selection(contrib, s: StudySettings, log) -> dict:
+def _selection(contrib, s: StudySettings, log, test: dict) -> dict:
     first, plan = s.curves.objectives[0], SeedPlan(s.seed)
     sel = jsonable({**subset_selection(contrib, objective=first, n_random=s.selection.n_random,
                                        random_state=plan.integer("selection", first, "split")),
                     "k_marks": k_marks(contrib.n_members)})
     if s.curves.verdicts and s.selection.selection_verdicts:
         try:
-            sel["inference"] = selection_verdicts(contrib, first, s)
+            sel["inference"] = selection_verdicts(contrib, first, s,
+                                                  untestable=untestable_reason(test, first))
         except ValueError as exc:   # e.g. M = 1: no budget to compare
             sel["inference_error"] = str(exc)
             log(f"infodiv curves: selection inference failed: {exc}")
@@ -217,10 +227,12 @@ def curves_stage(contrib, out, settings: StudySettings | None = None, *, run_dir
                    "N": contrib.n_examples, "M": contrib.n_members, "C": contrib.n_options,
                    "members": contrib.names},
            "settings": settings_record(s), "objectives": {}, "timings_s": {}}
+    doc["testability"] = testability(contrib, random_state=SeedPlan(s.seed).integer(
+        "curves", "testability"))
     for obj in s.curves.objectives:
         t0 = time.perf_counter()
         try:
-            doc["objectives"][obj] = _objective(contrib, obj, s, out)
+            doc["objectives"][obj] = _objective(contrib, obj, s, out, doc["testability"])
         except ValueError as exc:
             doc["objectives"][obj] = {"error": str(exc)}
             log(f"infodiv curves: {obj} failed: {exc}")
@@ -228,7 +240,7 @@ def curves_stage(contrib, out, settings: StudySettings | None = None, *, run_dir
         doc["timings_s"][obj] = time.perf_counter() - t0
     first = s.curves.objectives[0]
     if "error" not in doc["objectives"].get(first, {"error": 1}):
-        doc["selection"] = _selection(contrib, s, log)
+        doc["selection"] = _selection(contrib, s, log, doc["testability"])
         if s.curves.stability:
             st = greedy_stability(contrib, objective=first, n_bootstrap=s.curves.stability,
                                   random_state=SeedPlan(s.seed).integer("selection", first,

@@ -86,7 +86,12 @@ def test_every_record_is_consistent_and_round_trips(curve_records, selection_rec
         assert rec.n_bootstrap == 20 and rec.n_permutations == 20 and rec.n_examples == 200
         doc = json.loads(json.dumps(rec.to_dict()))
         assert VerdictRecord.from_dict(doc) == rec
-        assert doc["text"].startswith("detected" if rec.detected else "not detected")
+        assert doc["text"].startswith(rec.outcome)
+        # the conclusion follows the rule: holds exactly when it is a finding
+        assert (rec.outcome == "holds") == rec.finding
+        assert rec.outcome in ("holds", "opposite", "absent", "inconclusive")
+        assert (rec.outcome == "opposite") == (rec.opposite and rec.calibrated
+                                               and not rec.detected)
 
 
 def test_bootstrap_replicate_is_a_refit_on_resampled_rows(golden_run):

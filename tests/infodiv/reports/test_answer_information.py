@@ -83,16 +83,16 @@ def test_theorem8_is_consistent_unless_an_error_lies_below_the_lower_bound():
     assert information_answer({}, 400, 0.3) is None
 
 
-def test_the_rows_say_present_proved_and_the_bounds():
+def test_the_rows_say_present_a_fact_and_the_bounds():
     html = information_rows_html(information_answer(_usable_entry(0.2), 400, 0.3))
-    for needle in ("I(U;Y)", "present", "0.5 [0.4, 0.6]", "Theorems 5–6", "proved; estimates "
+    for needle in ("I(U;Y)", "present", "0.5 [0.4, 0.6]", "Theorems 5–6", "a fact; estimates "
                    "agree", "0 of 1 steps fall, 0 beyond their intervals", "Theorem 8",
                    "0.1 ≤ P(error) ≤ 0.25", "consistent", "label null not run"):
         assert needle in html, needle
     entry = _usable_entry(0.2)
     entry["information_inference"]["methods"]["usable"]["prefix"]["steps"].update(
         n_falls=1, n_falls_beyond_intervals=1)
-    assert "proved; estimates fall" in information_rows_html(information_answer(entry, 400, 0.3))
+    assert "a fact; estimates fall" in information_rows_html(information_answer(entry, 400, 0.3))
 
 
 @pytest.mark.slow

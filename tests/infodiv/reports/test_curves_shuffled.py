@@ -1,6 +1,7 @@
-"""The curves report on shuffled labels (nothing to find): no claim is detected, every record's
-interval holds its estimate and its null-corrected interval covers 0, and the markdown leads
-with the verdicts, power beside them, and ends with the flags; all read from the engine's
+"""The curves report on shuffled labels (nothing to find): the members carry no label, so the
+run is untestable and every record says so; no claim is detected, every record's interval
+holds its estimate and its null-corrected interval covers 0, and the markdown leads with the
+conclusions, power beside them, and ends with the flags; all read from the engine's
 records."""
 
 import json
@@ -30,6 +31,9 @@ def shuffled_doc(tmp_path_factory):
 def test_shuffled_labels_give_no_verdict_and_null_corrected_intervals_cover_zero(shuffled_doc):
     doc, _, written = shuffled_doc
     assert written == doc
+    test = doc["testability"]
+    assert not test["testable"] and test["members"]["interval"][0] <= 0
+    assert test["raw"]["chance"] == "at"
     verdicts = doc["objectives"]["accuracy"]["verdicts"]
     assert set(verdicts) == {"diminishing_returns", "dr_mean_difference_positive",
                              "violations", "diversity_effect"}
@@ -37,6 +41,7 @@ def test_shuffled_labels_give_no_verdict_and_null_corrected_intervals_cover_zero
         rec = VerdictRecord.from_dict(r)
         rec.check()
         assert not rec.detected and not rec.finding, name
+        assert rec.outcome == "untestable" and rec.text().startswith("untestable"), name
         assert rec.n_bootstrap == 20 and rec.n_permutations == 20 and rec.power["n"] == 4
         if rec.interval is not None:
             assert rec.corrected_interval[0] <= 0 <= rec.corrected_interval[1], name
@@ -49,11 +54,13 @@ def test_shuffled_labels_give_no_verdict_and_null_corrected_intervals_cover_zero
     for r in sel["verdicts"].values():
         assert r["interval"][0] <= r["estimate"] <= r["interval"][1]
         assert r["n_bootstrap"] == 20 and r["detected"] is False
+        assert r["outcome"] == "untestable"
 
 
 def test_markdown_leads_with_the_verdicts_and_their_power_and_ends_with_flags(shuffled_doc):
     _, md, _ = shuffled_doc
-    assert ("- **diminishing returns**: not detected; a matched submodular case (members "
+    assert ("- **diminishing returns**: untestable (the members carry no detectable "
+            "information about the label); a matched submodular case (members "
             "permuted independently within each class, same n) is detected with probability"
             in md)
     assert "with shuffled labels it fires with probability" in md
@@ -61,7 +68,7 @@ def test_markdown_leads_with_the_verdicts_and_their_power_and_ends_with_flags(sh
     assert "diversity regression beta" in md
     # the verdicts lead, the point estimates follow
     body = md.split("## accuracy")[1]
-    assert body.index("not detected") < body.index("f(empty)")
+    assert body.index("untestable") < body.index("f(empty)")
     assert body.index("rule:") < body.index("submodularity ratio")
     assert "## Flags" in md
     assert md.rstrip().splitlines()[-1].startswith(("Flags", "- "))

@@ -120,6 +120,12 @@ def test_html_renders_in_headless_chromium(run_folder, tmp_path):
     box = doc["verdicts"]   # every verdict row is on the first 1400 x 900 screen
     assert box is not None and box["top"] < 900 and box["left"] < 1400
     assert box["top"] + box["height"] <= 900, box
+    said = doc["answer"]    # the answer paragraph opens the page, above the table
+    assert said is not None and said["box"]["top"] + said["box"]["height"] <= box["top"]
+    assert said["text"].startswith("The model's own readout is above chance")
+    for needle in ("Diminishing returns (Theorems 5–7):", "Is redundancy the reason",
+                   "Theorem 8 bounds", "Selection on held-out examples"):
+        assert needle in said["text"], needle
     page_text = page.read_text()
     for needle in ("Theorem 1: loss", "What all members know about the label", "Theorems 5–6",
                    "Theorem 8 (Eq. 12)", "Theorems 5-7 · accuracy"):
