@@ -4,7 +4,8 @@ compared by AICc and extrapolation.
 Three laws: linear ``a·k + b``, logarithmic ``a·log k + b`` and the saturating power law
 ``f_∞ − a·k^(−α)``, fitted by least squares (Gaussian errors). AICc (Hurvich & Tsai 1989)
 ``n log(RSS/n) + 2p + 2p(p+1)/(n−p−1)`` compares them on all k; held-out extrapolation fits
-k ≤ M/2 and reports the RMSE on k > M/2.
+k ≤ M/2 and reports the RMSE on k > M/2. A number that cannot be computed (too few points)
+is None beside a ``<name>_reason`` that says why.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ def aicc(rss, n, p):
     if n - p - 1 <= 0 or rss <= 0:
         return float("nan")
     return float(n * np.log(rss / n) + 2 * p + 2 * p * (p + 1) / (n - p - 1))
+
+
+def _number(key: str, value: float, reason: str) -> dict:
+    """``{key: value}``, or ``{key: None, key_reason: reason}`` where ``value`` is not finite:
+    no NaN leaves the module."""
+    if np.isfinite(value):
+        return {key: float(value)}
+    return {key: None, f"{key}_reason": reason}
 
 
 def _fit(model, k, y):
@@ -83,20 +92,25 @@ def fit_growth_laws(values, k=None) -> dict:
         try:
             coef, pred, p = _fit(model, k, y)
             rss = float(((pred(k) - y) ** 2).sum())
-            entry = {"params": np.asarray(coef).tolist(), "rss": rss,
-                     "aicc": aicc(rss, len(y), p)}
+            entry = {"params": np.asarray(coef).tolist(), "rss": rss}
+            entry.update(_number("aicc", aicc(rss, len(y), p),
+                                 f"AICc needs more than p + 1 = {p + 1} points and RSS > 0 "
+                                 f"(n = {len(y)}, RSS = {rss:.3g})"))
             if half >= p + 1 and len(y) - half >= 1:
                 _, pred_h, _ = _fit(model, k[:half], y[:half])
                 entry["extrapolation_rmse"] = float(np.sqrt(np.mean((pred_h(k[half:])
                                                                      - y[half:]) ** 2)))
             else:
-                entry["extrapolation_rmse"] = float("nan")
+                entry.update(_number("extrapolation_rmse", float("nan"),
+                                     f"the first half has {half} points; a {p}-parameter law "
+                                     f"needs {p + 1} to be fitted and extrapolated"))
         except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
-            entry = {"error": str(exc), "aicc": float("nan"), "extrapolation_rmse": float("nan")}
+            entry = {"error": str(exc), "aicc": None, "aicc_reason": "the fit failed",
+                     "extrapolation_rmse": None, "extrapolation_rmse_reason": "the fit failed"}
         out[model] = entry
 
     def best(key):
-        vals = {m: e[key] for m, e in out.items() if np.isfinite(e[key])}
+        vals = {m: e[key] for m, e in out.items() if e.get(key) is not None}
         return min(vals, key=vals.get) if vals else None
 
     out["best_aicc"], out["best_extrapolation"] = best("aicc"), best("extrapolation_rmse")

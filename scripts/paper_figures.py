@@ -11,8 +11,16 @@ average (Figure 3), module shares (Figure 4), junction curves (Figures 5/7), and
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+
+def _no_test(record: dict) -> dict:
+    """A correlation record; the "Avg." rows (a Fisher-z average over tasks) carry no test, as
+    in the paper: their p is null beside the reason."""
+    if record["task"] == "Avg.":
+        return {**record, "p": None,
+                "p_reason": "a Fisher-z average of the tasks' correlations carries no test"}
+    return record
 
 
 def main(argv=None) -> int:
@@ -32,6 +40,7 @@ def main(argv=None) -> int:
     from extraction import extract, get_task, load_model
     from infodiv.junctions import junction_curves
     from infodiv.reports.figures import plot_correlations, plot_junction_curves, plot_module_shares
+    from infodiv.reports.serialize import write_json
     from infodiv.study.decompose import decomposition_report
     from infodiv.tables import correlation_table, module_shares
 
@@ -57,8 +66,9 @@ def main(argv=None) -> int:
                "accuracy": {r.meta["task"]: r.accuracy() for r in runs},
                "max_exactness_error": {r.meta["task"]: float(r.exactness_error().max())
                                        for r in runs},
-               "correlations": corr.to_records(), "module_shares": shares.to_records()}
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+               "correlations": [_no_test(r) for r in corr.to_records()],
+               "module_shares": shares.to_records()}
+    write_json(args.out / "summary.json", summary)
     (args.out / "tables.md").write_text(
         f"# {slug}: decompositions over {', '.join(args.tasks)} (n ≤ {args.n} each)\n\n"
         "## Figure 3: correlation of accuracy with MSE / bias / diversity over junctions\n\n"

@@ -78,7 +78,8 @@ def _growth(doc) -> list[str]:
              "seed-mean AICc lin / log / power |", "|---|---|---|---|---|---|---|---|"]
     for g in doc["growth"]:
         sm = g["seed_mean"]
-        aic = " / ".join("-" if not np.isfinite(sm[k]["aicc"]) else f"{sm[k]['aicc']:.1f}"
+        aic = " / ".join("-" if sm[k].get("aicc") is None or not np.isfinite(sm[k]["aicc"])
+                         else f"{sm[k]['aicc']:.1f}"
                          for k in ("linear", "log", "power"))
         lines.append(f"| {'shared' if g['shared'] else 'unshared'} | "
                      f"{','.join(str(d) for d in g['depths'])} | {g['x']} | {g['figure']} "

@@ -10,10 +10,11 @@ examples and the label-permutation nulls of the inference issue are not part of 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
+
+from infodiv.reports.serialize import write_json
 
 __all__ = ["FIGURES", "seed_summary", "twin_pairs", "table1", "prefix_vs_depth", "write_summary"]
 
@@ -39,6 +40,9 @@ FIGURES = (
 
 # a difference of p-values means nothing: Table 1 pairs every figure but those
 _DIFFERENCES = tuple((label, path) for label, path in FIGURES if path[-1] != "p")
+
+#: why a prefix has no trained model to compare with
+NO_DEPTH_MODEL = "no model of this depth was trained (n_depth_models = 0)"
 
 
 def _get(rec, path):
@@ -132,11 +136,19 @@ def prefix_vs_depth(records) -> list[dict]:
         lens = dict(zip(deepest["logit_lens"]["k"], deepest["logit_lens"]["accuracy"]))
         for blk in range(1, int(deepest["depth"]) + 1):
             acc = across.get(blk)
-            rows.append({"model": deepest["model"], "seed": seed, "after_block": blk,
-                         "truncated_accuracy": lens.get(1 + 2 * blk, np.nan),
-                         "depth_model_accuracy": float(np.mean(acc)) if acc else np.nan,
-                         "n_depth_models": len(acc or [])})
+            row = {"model": deepest["model"], "seed": seed, "after_block": blk,
+                   "truncated_accuracy": lens.get(1 + 2 * blk),
+                   "depth_model_accuracy": float(np.mean(acc)) if acc else None,
+                   "n_depth_models": len(acc or [])}
+            if not acc:
+                row["depth_model_accuracy_reason"] = NO_DEPTH_MODEL
+            rows.append(row)
     return rows
+
+
+def _number(x) -> str:
+    """A table cell: three decimals, or "-" where the number does not exist."""
+    return "-" if x is None else f"{x:.3f}"
 
 
 def _fmt(cell, n_seeds: int | None = None) -> str:
@@ -189,8 +201,8 @@ def _markdown(rows, t1, records) -> str:
         lines += ["", "## Truncated deepest model (logit lens) vs trained depth-b models", "",
                   "| model | after block b | truncated accuracy | depth-b models' accuracy "
                   "(mean) | depth-b models |", "|---|---|---|---|---|"]
-        lines += [f"| {r['model']} | {r['after_block']} | {r['truncated_accuracy']:.3f} | "
-                  f"{r['depth_model_accuracy']:.3f} | {r['n_depth_models']} |" for r in pv]
+        lines += [f"| {r['model']} | {r['after_block']} | {_number(r['truncated_accuracy'])} | "
+                  f"{_number(r['depth_model_accuracy'])} | {r['n_depth_models']} |" for r in pv]
     other = [r for r in records if r.get("width") is None]
     if other:
         lines += ["", "## Fine-tuned models", "", "| model | M | accuracy | cross_entropy |",
@@ -240,12 +252,12 @@ def write_summary(records, out, across=None) -> dict:
     doc = {"by_depth": rows, "table1": t1, "prefix_vs_depth": prefix_vs_depth(records),
            "intervals": "95% Student-t over seeds; examples not resampled; no nulls "
                         "(seed-and-example intervals: across.json)"}
-    (out / "by_depth.json").write_text(json.dumps(doc, indent=1, default=float))
+    write_json(out / "by_depth.json", doc)
     text = _markdown(rows, t1, records)
     if across is not None:
         from .across_md import across_figure, across_markdown
 
-        (out / "across.json").write_text(json.dumps(across, indent=1, default=float))
+        write_json(out / "across.json", across)
         text += "\n" + across_markdown(across, records)
         across_figure(across, out / "depth_params.png")
     (out / "summary.md").write_text(text)

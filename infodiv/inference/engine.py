@@ -61,7 +61,9 @@ __all__ = ["evaluate", "ClaimStatistics", "bootstrap_interval", "detect", "INTER
 
 INTERVAL_METHODS = {"percentile": "example bootstrap, everything refitted, percentile",
                     "centred": "example bootstrap, everything refitted, percentile shifted by "
-                               "the bootstrap bias"}
+                               "the bootstrap bias",
+                    "normal": "estimate ± 1.96 example-bootstrap standard errors (a claim's own "
+                              "rule with an interval of its estimate)"}
 
 
 class ClaimStatistics:
@@ -191,8 +193,9 @@ def _record(claim, est, null_dist, power, *, run, design, alpha, n_permutations,
         claim=claim.name, theorem=claim.theorem, statistic=claim.statistic_name,
         objective=design.objective, direction=claim.direction, estimate=estimate,
         interval=interval, units=claim.units.format(units=units or "units of the objective"),
-        interval_method=(claim.rule if claim.decide is not None else
-                         INTERVAL_METHODS[design.interval]),
+        interval_method=(INTERVAL_METHODS[design.interval] if claim.decide is None else
+                         INTERVAL_METHODS["normal"] if interval else
+                         claim.rule.format(alpha=alpha)),
         mc_error=None if np.ndim(est.mc_error) else float(est.mc_error),
         null_mean=null_mean, null_interval=null_iv, corrected=corrected,
         corrected_interval=corrected_iv, p=p, detected=bool(hit), calibrated=calibrated,

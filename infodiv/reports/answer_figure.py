@@ -4,6 +4,8 @@ independent control, each with its 95% example-bootstrap band, drawn from the re
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from .figures import _titled, new_figure, save_figure
@@ -20,7 +22,7 @@ def plot_answer_curves(data: dict, path=None, *, title=None):
     :func:`~infodiv.reports.figures.run_label`) heads it. Saved as PNG when ``path`` is given
     (titles wrapped to fit)."""
     k = np.asarray(data["k"])
-    fig = new_figure(7.5, 4.4)
+    fig = new_figure(4.6, 4.2)   # shown in a third of a 1400 px screen: few inches, big type
     ax = fig.subplots()
     pct = f"{data['confidence']:.0%}"
     handles, labels = [], []
@@ -37,11 +39,14 @@ def plot_answer_curves(data: dict, path=None, *, title=None):
     ref = data["reference"]
     handles.append(ax.axhline(ref["value"], color="0.35", ls=":", lw=1.0))
     labels.append(f"{ref['label']} ({ref['value']:.3g})")
+    labels = [textwrap.fill(lab, 52) for lab in labels]
     units = data.get("units") or ""
     ax.set_xlabel("number of members k (added in random order)")
     ax.set_ylabel(f"{data['objective']} [{units}]" if units else data["objective"])
     ax.set_xlim(k[0], k[-1])
-    fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=7,
+    ax.set_xlabel(ax.get_xlabel(), fontsize=10)
+    ax.set_ylabel(ax.get_ylabel(), fontsize=10)
+    fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=9,
                frameon=False)
     what = (f"{data['objective']} as members are added: real against conditionally "
             "independent control" + ("" if title else f" (N = {data['n_examples']})"))

@@ -20,16 +20,17 @@ def _kind(name: str) -> str:
     return "embed" if "embed" in name else "mlp" if "mlp" in name else "attn"
 
 
-def plot_layer_curves(lc, path=None, *, title=None, band=None):
+def plot_layer_curves(lc, path=None, *, title=None, band=None,
+                      no_band: str = "no example-resampled band: inference off"):
     """f(k) of every order of a :class:`~infodiv.curves.LayerCurves`: the random-order mean
     with its inferential 95% band, and each fixed or searched order (held-out and in-sample).
 
     ``band`` (``{"ci_low", "ci_high"}``, e.g. the ``mean_curve`` of
     :func:`infodiv.inference.curve_inference`) is the example-resampled band (examples
     resampled, everything refitted): it is shaded. The orders-only 95% interval of the mean is
-    drawn as dotted lines labelled "Monte-Carlo error"; without ``band`` the legend says that
-    no example-resampled band was computed. ``title`` (e.g. :func:`run_label`) heads the plot
-    with the model, task and N."""
+    drawn as dotted lines labelled "Monte-Carlo error"; without ``band`` the legend says
+    ``no_band`` (why there is none here, or where it is drawn). ``title`` (e.g.
+    :func:`run_label`) heads the plot with the model, task and N."""
     fig = new_figure(7.5, 4.6)
     ax = fig.subplots()
     k = np.arange(lc.n_members + 1)
@@ -41,7 +42,7 @@ def plot_layer_curves(lc, path=None, *, title=None, band=None):
             ax.fill_between(k, band["ci_low"], band["ci_high"], color="0.8",
                             label="random-order mean, 95% CI (examples resampled, refitted)")
         ax.plot(k, r.values, color="k", lw=1.5, label="random-order mean" + (
-            "" if band is not None else " (no example-resampled band: inference off)"))
+            "" if band is not None else f" ({no_band})"))
         for key in ("ci_low", "ci_high"):
             ax.plot(k, r.extra[key], color="k", lw=0.6, ls=":", label=None if key == "ci_high"
                     else "Monte-Carlo error of the mean (orders only, 95%)")

@@ -61,6 +61,29 @@ def _junction_units(cur, group) -> str:
     return cur.ce_units
 
 
+def _robust_ylim(ax, values, spread: float = 4.0) -> int:
+    """Limit ``ax``'s y axis to the bulk of ``values`` when a few points would flatten it: the
+    points beyond ``spread`` interquartile ranges of the median are left off scale, their
+    count written in the panel. Returns that count (0: the limits are untouched)."""
+    v = values[np.isfinite(values)]
+    if v.size < 8:
+        return 0
+    q1, med, q3 = np.percentile(v, [25, 50, 75])
+    iqr = q3 - q1
+    if iqr <= 0:
+        return 0
+    lo, hi = med - spread * iqr, med + spread * iqr
+    inside = v[(v >= lo) & (v <= hi)]
+    off = int(v.size - inside.size)
+    if not off:
+        return 0
+    pad = 0.08 * (inside.max() - inside.min() or iqr)
+    ax.set_ylim(inside.min() - pad, inside.max() + pad)
+    ax.text(0.98, 0.02, f"{off} point{'s' if off > 1 else ''} off scale", transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=7, color="0.3")
+    return off
+
+
 def plot_junction_curves(curves, path=None, *, measures=("accuracy", "mse", "bias", "diversity"),
                          standardized: bool = False, ncols: int = 4):
     """Figures 5/7: measures against the number of members, one column per run and readout,
@@ -69,7 +92,10 @@ def plot_junction_curves(curves, path=None, *, measures=("accuracy", "mse", "bia
     Absolute values in their units, each with its example-bootstrap band
     (:attr:`JunctionCurves.ci <infodiv.junctions.JunctionCurves>`, shaded) when it was
     computed; accuracy with the majority-class rate dotted. The caption under the panels says
-    what the bands are (or that none were computed).
+    what the bands are (or that none were computed). A panel whose values hold a few points
+    far from the rest (beyond 4 interquartile ranges of the median) is scaled to the rest and
+    says how many points are off scale (:func:`_robust_ylim`), so one spike cannot flatten
+    it.
 
     Parameters
     ----------
@@ -104,11 +130,13 @@ def plot_junction_curves(curves, path=None, *, measures=("accuracy", "mse", "bia
         ci = getattr(cur, "ci", None) or {}
         for row, group in enumerate(groups):
             ax = axes[block * len(groups) + row, col]
+            drawn = []
             for measure in group:
                 y = getattr(cur, measure, None)
                 if y is None:
                     continue
                 y = np.asarray(y, dtype=np.float64)
+                drawn.append(y)
                 band = np.asarray(ci[measure], dtype=np.float64) if measure in ci else None
                 if standardized:
                     centre = y.mean()
@@ -121,6 +149,8 @@ def plot_junction_curves(curves, path=None, *, measures=("accuracy", "mse", "bia
                 if band is not None:
                     ax.fill_between(cur.k, band[:, 0], band[:, 1], color=color, alpha=0.18,
                                     lw=0)
+            if drawn and not standardized:
+                _robust_ylim(ax, np.concatenate(drawn))
             majority = getattr(cur, "majority_rate", float("nan"))
             if group[0] == "accuracy" and not standardized and np.isfinite(majority):
                 ax.axhline(majority, color="0.4", ls=":", lw=0.9)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..claims import CLAIMS
 from ..numbers import fmt
 from ..runfiles import read_json as _read
 
@@ -192,7 +191,8 @@ def _record_rows(sec: str, rec: dict, n) -> list[dict]:
         rows.append(_row(sec, f"{name}: null-corrected (observed − null mean)",
                          rec["corrected"], low=civ[0], high=civ[1], units=units,
                          estimator="example bootstrap minus the null mean", n=n))
-    rows.append(_row(sec, f"verdict: {name}", bool(rec["finding"]), estimator=rec["text"], n=n))
+    rows.append(_row(sec, f"verdict: {name}", rec.get("outcome") or bool(rec["finding"]),
+                     estimator=rec["text"], n=n))
     return rows
 
 
@@ -298,8 +298,7 @@ def collect(root) -> dict:
 
 _SUMMARY = ("accuracy of the model's own option logits", "max |Σ u + bias − logits|",
             "cross_entropy, scale=sum: bias", "cross_entropy, scale=sum: diversity",
-            "I(U;Y)", "relevancy R", "diversity D = I(U;Y) − Σ I(U_m;Y)",
-            *(f"verdict: {name.replace('_', ' ')}" for name in CLAIMS))
+            "I(U;Y)", "relevancy R", "diversity D = I(U;Y) − Σ I(U_m;Y)")
 
 
 def print_summary(root, page=None, file=None) -> list[str]:

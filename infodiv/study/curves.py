@@ -178,7 +178,9 @@ def _objective(contrib, obj, s: StudySettings, out: Path, test: dict) -> dict:
             contrib, obj, n_bootstrap=s.inference.n_bootstrap,
             random_state=plan.integer("curves", obj, "answer_figure"), ridge=s.curves.ridge)
         plot_answer_curves(entry["answer_curves"], out / f"answer_{obj}.png", title=label)
-    plot_layer_curves(lc, out / f"curves_{obj}.png", title=label)
+    plot_layer_curves(lc, out / f"curves_{obj}.png", title=label, no_band=(
+        f"its example-resampled band: answer_{obj}.png" if "answer_curves" in entry
+        else "no example-resampled band for this objective"))
     slope = (entry.get("verdicts") or {}).get("diminishing_returns")
     plot_gains(lc, {"slope": slope["estimate"], "ci": slope["interval"]} if slope
                else _plain_slope(lc, f), out / f"gains_{obj}.png", title=label)

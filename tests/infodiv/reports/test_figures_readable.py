@@ -123,3 +123,28 @@ def test_the_check_can_fail():
     found = problems(fig)
     assert any("suptitle clipped" in p for p in found)
     assert any("2 series and no legend" in p for p in found)
+
+
+def test_one_spike_does_not_flatten_a_junction_panel():
+    """A series with one point far from the rest: the panel is scaled to the rest and says one
+    point is off scale; a series without one keeps matplotlib's own limits."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from infodiv.reports.figures import _robust_ylim
+
+    y = np.linspace(0.2, 0.4, 30)
+    fig, ax = plt.subplots()
+    ax.plot(y)
+    before = ax.get_ylim()
+    assert _robust_ylim(ax, y) == 0 and ax.get_ylim() == before
+    spiked = y.copy()
+    spiked[7] = 40.0
+    ax.plot(spiked)
+    assert _robust_ylim(ax, np.concatenate([y, spiked])) == 1
+    lo, hi = ax.get_ylim()
+    assert lo < 0.2 and 0.4 < hi < 1.0
+    assert any(t.get_text() == "1 point off scale" for t in ax.texts)
+    plt.close(fig)

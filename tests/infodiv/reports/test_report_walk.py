@@ -168,3 +168,33 @@ def test_committed_reports(name):
     assert result.checked > 0 and not result.unpaired, result.summary()
     found = [(kind, item) for kind in ("violations", "units") for item in getattr(result, kind)]
     assert not found, (name, len(found), found[:10])
+
+
+#: every committed JSON document under docs/ (reports, decompositions, zoo and depth summaries)
+ALL_COMMITTED = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.json"))
+
+
+def _non_finite(text: str) -> list[str]:
+    """The NaN / Infinity constants of a JSON text (``json`` accepts them; strict JSON does
+    not)."""
+    found = []
+    json.loads(text, parse_constant=found.append)
+    return found
+
+
+def test_every_committed_json_holds_only_intervals_of_their_estimates_and_no_nan():
+    """No committed document has an interval that excludes its own estimate, nor a NaN or an
+    Infinity (a number that could not be computed is null beside a ``<key>_reason``)."""
+    bad = {}
+    for name in ALL_COMMITTED:
+        text = (ROOT / name).read_text()
+        result = walk_report(json.loads(text))
+        n_nan = len(_non_finite(text))
+        if result.violations or n_nan:
+            bad[name] = (len(result.violations), n_nan, result.violations[:2])
+    assert len(ALL_COMMITTED) > 100 and not bad, bad
+
+
+def test_the_walk_and_the_nan_scan_see_what_they_must():
+    doc = '{"joint": {"value": 1.0, "ci": [4.0, 6.0], "units": "bits"}, "p": NaN}'
+    assert walk_report(json.loads(doc)).violations and _non_finite(doc) == ["NaN"]

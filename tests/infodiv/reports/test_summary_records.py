@@ -29,7 +29,7 @@ def test_rows_quote_every_record_with_its_own_interval(doc):
         assert mine[0]["value"] == rec["estimate"]
         assert [mine[0]["low"], mine[0]["high"]] == (rec["interval"] or [None, None])
         verdict = [r for r in rows if r["quantity"] == f"verdict: {label}"]
-        assert len(verdict) == 1 and verdict[0]["value"] is rec["finding"]
+        assert len(verdict) == 1 and verdict[0]["value"] == rec["outcome"]
         assert verdict[0]["estimator"] == rec["text"]
     # the scalar claim carries its null and corrected value, each with the record's interval
     dr = recs["diminishing_returns"]
