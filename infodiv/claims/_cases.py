@@ -34,6 +34,10 @@ MARGINS = {
                          "away from its chord by less than M/(32(M − 1)) of its total gain "
                          "(about 1/32; the bend of a linear g(k) is |slope|·M²/8 at k = M/2): "
                          "no reader of a layer-addition curve would call that diminishing"),
+    "total_gain": Margin(0.05, "total_gain",
+                         "a difference below a twentieth of what all members achieve together "
+                         "moves the ensemble's end point by less than the paper's figures can "
+                         "show, and it is the scale on which a set is compared with a set"),
     "mean_gain": Margin(0.25, "mean_gain",
                         "a difference below a quarter of what one member adds on average "
                         "changes no choice of members: it is smaller than the gain of any "

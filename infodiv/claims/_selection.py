@@ -95,7 +95,7 @@ def selection_claim(name: str, statistic: str, other: str, rule: str, short: str
                  "the same size",
         rule=three_part(f"{rule} averaged over budgets k = 1..M-1", "greater"),
         quick=shortcut, surrogate_kwargs=concentrated, applies=applies, group="selection",
-        short=short, margin=MARGINS["mean_gain"],
+        short=short, margin=MARGINS["total_gain"],
         conclusions={"holds": f"greedily chosen members beat {other} on held-out examples",
                      "opposite": f"{other} beat the greedily chosen members on held-out "
                                  "examples",

@@ -66,4 +66,4 @@ CLAIM = scalar_claim(name="redundancy_cost", statistic=gap, direction="greater",
                      surrogate="planted_redundancy_ci", rule_name="gap", quick=quick,
                      applies=needs_members,
                      group="control", short="redundancy cost", default=True,
-                     margin=MARGINS["mean_gain"], **WORDS)
+                     margin=MARGINS["total_gain"], **WORDS)

@@ -53,7 +53,7 @@ CALIBRATION_RULE = ("a rule is calibrated unless the Wilson 95% interval of how 
 #: the power the n needed is computed for
 POWER_TARGET = 0.8
 
-_SCALES = ("absolute", "mean_gain", "gain_slope")
+_SCALES = ("absolute", "total_gain", "mean_gain", "gain_slope")
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,10 @@ class Margin:
     Parameters
     ----------
     fraction : the multiple of the scale
-    scale : ``"absolute"`` (δ = fraction, in the claim's units: correlations), ``"mean_gain"``
-        (δ = fraction · Δ / M, Δ = sign·(f(all) − f(∅)) the members' total gain on the
-        objective: a share of the mean gain of one member) or ``"gain_slope"`` (δ = fraction ·
+    scale : ``"absolute"`` (δ = fraction, in the claim's units: correlations),
+        ``"total_gain"`` (δ = fraction · Δ, Δ = sign·(f(all) − f(∅)) the members' total gain on
+        the objective), ``"mean_gain"`` (δ = fraction · Δ / M: a share of the mean gain of one
+        member) or ``"gain_slope"`` (δ = fraction ·
         Δ / (M (M − 1)): a slope of g(k) at which the gain falls by that share of the mean gain
         from the first member to the last)
     why : the justification, in words (``docs/claims.md``)
@@ -88,6 +89,8 @@ class Margin:
             return float(self.fraction)
         if total_gain is None or not total_gain > 0 or n_members < 2:
             return None
+        if self.scale == "total_gain":
+            return float(self.fraction * total_gain)
         per_member = total_gain / n_members
         if self.scale == "mean_gain":
             return float(self.fraction * per_member)
@@ -95,9 +98,12 @@ class Margin:
 
     def words(self) -> str:
         """The rule in words: ``"0.1"`` / ``"1/4 of the mean gain per member"``."""
-        share = {0.25: "1/4", 0.5: "1/2", 0.1: "1/10"}.get(self.fraction, f"{self.fraction:g}×")
+        share = {0.25: "1/4", 0.5: "1/2", 0.1: "1/10", 0.05: "1/20"}.get(
+            self.fraction, f"{self.fraction:g}×")
         if self.scale == "absolute":
             return f"{self.fraction:g}"
+        if self.scale == "total_gain":
+            return f"{share} of the members' total gain (Δ)"
         if self.scale == "mean_gain":
             return f"{share} of the members' mean gain per member (Δ/M)"
         return f"{share} of the mean gain per member over M − 1 steps (Δ/(M(M − 1)))"

@@ -73,6 +73,7 @@ def test_margins_are_shares_of_the_members_gain():
     m = Margin(0.25, "gain_slope", "x")
     assert m.value(0.4, 5) == pytest.approx(0.25 * 0.4 / 5 / 4)
     assert Margin(0.25, "mean_gain", "x").value(0.4, 5) == pytest.approx(0.02)
+    assert Margin(0.05, "total_gain", "x").value(0.4, 5) == pytest.approx(0.02)
     assert Margin(0.1, "absolute", "x").value(None, 1) == 0.1
     assert m.value(0.0, 5) is None and m.value(-0.1, 5) is None
     with pytest.raises(ValueError, match="scale"):
@@ -101,6 +102,8 @@ def test_docs_state_every_claims_margin_as_the_registry_does():
             assert "Δ/(M(M − 1))" in cell and "¼" in cell and mg.fraction == 0.25, name
         elif mg.scale == "mean_gain":
             assert "Δ/M" in cell and "M − 1" not in cell and mg.fraction == 0.25, name
+        elif mg.scale == "total_gain":
+            assert "1/20 · Δ" in cell and mg.fraction == 0.05, name
         else:
             assert f"{mg.fraction:g}" in cell, name
 
