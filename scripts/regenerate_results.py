@@ -110,12 +110,15 @@ def _claim_part_dir(parts_root: Path, objective: str, claims) -> Path:
 def claim_parts(args, claims) -> None:
     """The verdict records of ``claims`` on each objective, one resumable claim part each
     (module docstring)."""
+    from infodiv.inference.testability import testability, untestable_reason
     from infodiv.reports.serialize import jsonable, write_json
     from infodiv.study import StudySettings
     from infodiv.study.curves import curve_verdicts
+    from infodiv.study.seeds import SeedPlan
 
     contrib, root = _load(args.run_dir)
     power = _power_map(args.power)
+    test = None   # the run's testability, as curves_stage computes it (same seed stream)
     for obj in args.objectives:
         part = _claim_part_dir(PARTS / Path(args.out).name, obj, claims)
         settings = StudySettings().with_settings(
@@ -133,7 +136,11 @@ def claim_parts(args, claims) -> None:
               f"{power.get(obj, 0)})", flush=True)
         part.mkdir(parents=True, exist_ok=True)
         t0, w0 = time.process_time(), time.perf_counter()
-        entry = curve_verdicts(contrib, obj, settings, progress=True)
+        if test is None:
+            test = testability(contrib, random_state=SeedPlan(settings.seed).integer(
+                "curves", "testability"))
+        entry = curve_verdicts(contrib, obj, settings, progress=True,
+                               untestable=untestable_reason(test, obj))
         cpu, wall = time.process_time() - t0, time.perf_counter() - w0
         write_json(part / "report.json", jsonable({
             "run": {"N": contrib.n_examples, "M": contrib.n_members},
@@ -513,12 +520,15 @@ def _prefix_readout(dec: dict) -> dict:
 
 def agnews_page(args) -> None:
     """``OUT/report_page.json``: what the page states beyond the curves report (OUT/report.json)
-    and the decompositions (OUT/decompositions/): the run and its prompt setting, the model's own
-    accuracy with its Wilson interval and the per-example labels and predictions it is computed
-    from, the prompt-setting comparison, the prefix readout per block, and the CPU seconds of
-    every step (extractions from ``runs/.regen/<step>.cpu``, curves parts from
+    and the decompositions (OUT/decompositions/): the answer paragraph generated from their
+    records (:func:`infodiv.reports.answer.answer_of`), the run and its prompt setting, the
+    model's own accuracy with its Wilson interval and the per-example labels and predictions it
+    is computed from, the prompt-setting comparison, the prefix readout per block, and the CPU
+    seconds of every step (extractions from ``runs/.regen/<step>.cpu``, curves parts from
     OUT/regeneration.json, the decompositions part)."""
     from infodiv.inference.power import wilson_interval
+    from infodiv.reports.answer import answer_of
+    from infodiv.reports.answer_text import verdict_list
     from infodiv.reports.serialize import write_json
 
     contrib, _ = _load(args.run_dir)
@@ -538,7 +548,13 @@ def agnews_page(args) -> None:
         cpu[f"curves {name}"] = part["cpu_s"]
     dpart = json.loads((PARTS / out.name / "decompositions" / "part.json").read_text())
     cpu["decompositions"] = dpart["cpu_s"]
+    # the answer paragraph, generated from the records as on every run's HTML page
+    said = answer_of(dec, json.loads((out / "report.json").read_text()))
     write_json(out / "report_page.json", {
+        "answer": {"text": " ".join(said["paragraph"]), "paragraph": said["paragraph"],
+                   "list": verdict_list(said),
+                   "outcomes": {f"{v['claim']}|{v['objective']}": v["outcome"]
+                                for v in said["verdicts"]}},
         "run": {"dir": os.path.relpath(Path(args.run_dir).resolve(), out.resolve()),
                 "model": "SmolLM2-135M-Instruct (smollm2-135m, GGUF Q4_1 de-quantized, float32)",
                 "task": "ag_news", "split": meta.get("split"), "rows": [0, n],

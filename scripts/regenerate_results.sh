@@ -185,6 +185,7 @@ stage_agnews_block() {  # the chosen setting's block run and page (after agnews-
 stage_agnews_head() {  # the chosen setting's head run (M = 301) and page, smaller sizes (selection
   # verdicts at B = 20: raw accuracy needs no fit, so one greedy over 301 heads is ~2.4 CPU s)
   local win; win=$(agnews_winner)
+  local AG_INFO=   # 301 heads: the raw readout only (the information objective refits per set)
   agnews_extract "$win" head
   agnews_page "$AG/smollm2-agnews-$win-head" $RES/smollm2-135m-agnews-head 50 10 3 20 \
     "agnews-extract-$win-head"
@@ -199,23 +200,34 @@ agnews_extract() {  # SETTING GRANULARITY: the analysed rows 0-1999 under the ch
     --out "$AG/smollm2-agnews-$1-$2" --quiet
 }
 
-AG_OBJ=(accuracy)   # the pages' objective: the raw readout's accuracy (no calibration fits)
+AG_OBJ=(accuracy)   # the raw readout's accuracy, at the page's sizes
+AG_INFO=mi_readout  # usable information of the calibrated readout (bits; Theorem 7's objective),
+AG_INFO_B=50        # at smaller sizes: every member set refits the calibration (one curves part
+AG_INFO_POWER=10    # at B = 200 took more than 12 CPU minutes on 1000 rows)
 
 agnews_page() {  # RUN OUT B POWER STABILITY SELECTION_B EXTRACT_STEP: one AG News
-  # page. The curves part (B = K example resamples / label permutations, POWER surrogates of
-  # each kind; greedy stability and selection verdicts on the first objective), the new claims'
-  # parts at the same sizes, Theorem 8's report (B = 20, K = 60, as on the SST-2 pages), the merge,
-  # the decompositions (usable information terms, B = 20) and the page's own JSON; every part
-  # resumable (runs/.regen/parts)
-  local run=$1 out=$2 b=$3 pw=$4 stab=$5 sel=$6 ext=$7 pow=() o
-  for o in "${AG_OBJ[@]}"; do pow+=("$o=$pw"); done
-  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
-    --stability "$stab" $([ "$sel" = 0 ] && echo --no-selection-verdicts) --parts-only --with-first
+  # page. The curves part of the accuracy (B = K example resamples / label permutations, POWER
+  # surrogates of each kind; greedy stability and selection verdicts), the information
+  # objective's part (AG_INFO_B, AG_INFO_POWER, 50 curve orders), the control claims' parts of
+  # both at the same sizes, Theorem 8's report (B = 20, K = 60, as on the SST-2 pages), the
+  # merge, the decompositions (usable information terms, B = 20) and the page's own JSON with
+  # the answer generated from the records; every part resumable (runs/.regen/parts)
+  local run=$1 out=$2 b=$3 pw=$4 stab=$5 sel=$6 ext=$7
+  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${AG_OBJ[0]}=$pw" \
+    --resamples "$b" --stability "$stab" $([ "$sel" = 0 ] && echo --no-selection-verdicts) \
+    --parts-only --with-first
+  local info=(); [ -n "$AG_INFO" ] && info=("$AG_INFO")
+  [ -n "$AG_INFO" ] && $NICE $PY curves "$run" "$out" --objectives "$AG_INFO" \
+    --power "$AG_INFO=$AG_INFO_POWER" --resamples "$AG_INFO_B" --n-curve-orders 50 --stability 0 \
+    --no-graph --parts-only
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --claims "${NEW_CLAIMS[@]}" \
-    --power "${pow[@]}" --resamples "$b"
+    --power "${AG_OBJ[0]}=$pw" --resamples "$b"
+  [ -n "$AG_INFO" ] && $NICE $PY curves "$run" "$out" --objectives "$AG_INFO" \
+    --claims "${NEW_CLAIMS[@]}" --power "$AG_INFO=$AG_INFO_POWER" --resamples "$AG_INFO_B"
   $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[0]}" --claims theorem8 --resamples 20 \
     --n-curve-orders 60
-  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" --power "${pow[@]}" --resamples "$b" \
+  $NICE $PY curves "$run" "$out" --objectives "${AG_OBJ[@]}" "${info[@]}" \
+    --power "${AG_OBJ[0]}=$pw" ${info:+"$AG_INFO=$AG_INFO_POWER"} --resamples "$b" \
     --stability "$stab" $([ "$sel" = 0 ] && echo --no-selection-verdicts)
   $NICE $PY agnews-decompose "$run" "$out" --resamples 20
   $PY agnews-page "$run" "$out" --selection "$AG/prompt_selection.json" \

@@ -28,7 +28,7 @@ from ..runfiles import read_json
 from .answer_information import information_answer
 from .answer_text import answer_paragraph
 
-__all__ = ["answer", "find_records", "outcome_of"]
+__all__ = ["answer", "answer_of", "find_records", "outcome_of"]
 
 _RECORD_KEYS = {"claim", "estimate", "interval", "detected", "calibrated"}
 
@@ -101,13 +101,12 @@ def _raw_readout(root: Path) -> dict | None:
         return None
 
 
-def answer(root) -> dict:
-    """The answer block of one run folder (module docstring)."""
-    root = Path(root)
-    dec = read_json(root / "decompositions" / "decompositions.json") or {}
-    cur = read_json(root / "curves" / "report.json") or {}
+def answer_of(dec: dict, cur: dict, raw: dict | None = None) -> dict:
+    """The answer block of a run's decompositions document ``dec`` and curves report ``cur``
+    (module docstring); ``raw`` (:func:`~infodiv.inference.testability.raw_readout`) stands in
+    for a curves report made before testability was recorded."""
     test = cur.get("testability")
-    raw = test["raw"] if test else _raw_readout(root)
+    raw = test["raw"] if test else raw
     n = raw["n"] if raw else None
     theorem1 = next((r for r in (dec.get("ensemble") or {}).get("bias_diversity", [])
                      if r.get("loss") == "cross_entropy" and r.get("scale") == "sum"), None)
@@ -122,3 +121,11 @@ def answer(root) -> dict:
            "verdicts": lines}
     out["paragraph"] = answer_paragraph(out)
     return out
+
+
+def answer(root) -> dict:
+    """The answer block of one run folder (module docstring)."""
+    root = Path(root)
+    dec = read_json(root / "decompositions" / "decompositions.json") or {}
+    cur = read_json(root / "curves" / "report.json") or {}
+    return answer_of(dec, cur, None if cur.get("testability") else _raw_readout(root))

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from ..numbers import fmt, fmt_interval
 
-__all__ = ["answer_paragraph", "clause", "objective_label", "HEADLINE", "MECHANISM",
-           "SELECTION"]
+__all__ = ["answer_paragraph", "verdict_list", "clause", "objective_label", "HEADLINE",
+           "MECHANISM", "SELECTION"]
 
 #: the claims of each sentence, in the paragraph's order
 HEADLINE = ("diminishing_returns", "dr_mean_difference_positive")
@@ -166,3 +166,27 @@ def answer_paragraph(a: dict) -> list[str]:
     if sel:
         out.append(_claims_sentence("Selection on held-out examples:", sel))
     return out
+
+
+def _rate(rate, interval) -> str:
+    return "–" if rate is None else fmt_interval(rate, interval, 2)
+
+
+def verdict_list(a: dict) -> str:
+    """Every verdict line of an answer block as a markdown list, one item per claim and
+    objective: the claim in the paper's words, its conclusion with the claim's words for it,
+    the estimate with its interval, δ, the n that would decide, the power on its matched case
+    and the shuffled-label rate (a results page quotes this, never its own words)."""
+    items = []
+    for v in a.get("verdicts", []):
+        bits = [f"estimate {_estimate(v)}"]
+        if v.get("margin") is not None:
+            bits.append(f"δ = {fmt(v['margin'])}")
+        if v.get("n_needed") is not None:
+            bits.append(f"n₈₀ ≈ {v['n_needed']}")
+        fp = _rate(v.get("false_positive"), v.get("false_positive_interval"))
+        bits += [f"power {_rate(v.get('power'), v.get('power_interval'))}",
+                 f"shuffled labels {fp}"]
+        items.append(f"- **{v['short']}** ({v['sentence']}): {clause(v)}; " + ", ".join(bits)
+                     + ".")
+    return "\n".join(items)

@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 from _paths import ROOT
 
+from infodiv.claims import CLAIMS
+from infodiv.reports.answer_text import objective_label
+
 RESULTS = ROOT / "docs" / "results"
 PAGES = sorted(p.name for p in RESULTS.glob("smollm2-135m-agnews-*")
                if (p / "report_page.json").is_file())
@@ -110,7 +113,37 @@ def test_every_verdict_with_power_and_shuffled_rate(folder):
             for rate in (v["power"], v["false_positive"]):
                 assert rate["n"] == part["power_replicates"] > 0, (obj, name)
                 assert rate["rate"] == pytest.approx(rate["n_detected"] / rate["n"])
-            rates = (f"power {v['power']['rate']:.2f}, shuffled labels "
-                     f"{v['false_positive']['rate']:.2f}")
-            assert rates in readme, (name, rates)
-            assert f"detected with probability {v['power']['rate']:.2f}" in md, name
+            if "answer" in page:    # the verdicts are the generator's list, with the rates
+                item = next(ln for ln in readme.splitlines()
+                            if ln.startswith(f"- **{CLAIMS[name].short}**")
+                            and f"on {objective_label(obj)}" in ln)
+                assert item.split(": ", 1)[1].startswith((v["outcome"], "the opposite")), item
+                assert f"power {v['power']['rate']:.2g}" in item, (name, item)
+                assert f"shuffled labels {v['false_positive']['rate']:.2g}" in item, (name, item)
+            else:
+                rates = (f"power {v['power']['rate']:.2f}, shuffled labels "
+                         f"{v['false_positive']['rate']:.2f}")
+                assert rates in readme, (name, rates)
+            assert f"with probability {v['power']['rate']:.2f}" in md, name
+
+
+@pytest.mark.parametrize("folder", [f for f in PAGES if "answer" in _load(f)[0]])
+def test_the_answer_is_generated_from_the_records(folder):
+    """The page's answer paragraph and verdict list are what the generator writes from the
+    committed records now: a hand edit of the page, or records changed without regenerating
+    it, fails here."""
+    from infodiv.reports.answer import answer_of
+    from infodiv.reports.answer_text import verdict_list
+
+    page, report, readme = _load(folder)
+    dec = json.loads((RESULTS / folder / "decompositions" / "decompositions.json").read_text())
+    said = answer_of(dec, report)
+    assert " ".join(said["paragraph"]) == page["answer"]["text"]
+    assert page["answer"]["text"] in readme and verdict_list(said) in readme
+    assert said["testability"]["testable"]
+    headline = [v for v in said["verdicts"] if v["claim"] == "diminishing_returns"]
+    assert {v["objective"] for v in headline} == {"accuracy", "mi_readout"}
+    for v in said["verdicts"]:   # every conclusion is one of the four, with what decides it
+        assert v["outcome"] in ("holds", "opposite", "absent", "inconclusive", "report"), v
+        if v["outcome"] == "inconclusive" and v["margin"] is not None:
+            assert v["n_needed"] is not None and f"n₈₀ ≈ {v['n_needed']}" in readme, v
