@@ -527,8 +527,7 @@ def agnews_page(args) -> None:
     seconds of every step (extractions from ``runs/.regen/<step>.cpu``, curves parts from
     OUT/regeneration.json, the decompositions part)."""
     from infodiv.inference.power import wilson_interval
-    from infodiv.reports.answer import answer_of
-    from infodiv.reports.answer_text import verdict_list
+    from infodiv.reports.answer import answer_document
     from infodiv.reports.serialize import write_json
 
     contrib, _ = _load(args.run_dir)
@@ -548,13 +547,9 @@ def agnews_page(args) -> None:
         cpu[f"curves {name}"] = part["cpu_s"]
     dpart = json.loads((PARTS / out.name / "decompositions" / "part.json").read_text())
     cpu["decompositions"] = dpart["cpu_s"]
-    # the answer paragraph, generated from the records as on every run's HTML page
-    said = answer_of(dec, json.loads((out / "report.json").read_text()))
     write_json(out / "report_page.json", {
-        "answer": {"text": " ".join(said["paragraph"]), "paragraph": said["paragraph"],
-                   "list": verdict_list(said),
-                   "outcomes": {f"{v['claim']}|{v['objective']}": v["outcome"]
-                                for v in said["verdicts"]}},
+        # the answer paragraph, generated from the records as on every run's HTML page
+        "answer": answer_document(dec, json.loads((out / "report.json").read_text())),
         "run": {"dir": os.path.relpath(Path(args.run_dir).resolve(), out.resolve()),
                 "model": "SmolLM2-135M-Instruct (smollm2-135m, GGUF Q4_1 de-quantized, float32)",
                 "task": "ag_news", "split": meta.get("split"), "rows": [0, n],
@@ -589,16 +584,43 @@ def agnews_page(args) -> None:
 
 
 def readme(args) -> None:
-    """Fill every ``README.template.md`` under docs/results (zoo excluded) from the JSON."""
+    """Fill every ``README.template.md`` under docs/results (zoo excluded) from the JSON, after
+    writing each run page's ``answer.json`` from its records (:func:`answer`; a page whose
+    ``report_page.json`` holds its answer keeps that one)."""
     from infodiv.reports.markdown import fill_numbers
 
     root = Path(args.root)
+    for report in sorted(root.glob("*/report.json")):   # each run page's answer, from its records
+        if not (report.parent / "report_page.json").exists() or \
+                "answer" not in json.loads((report.parent / "report_page.json").read_text()):
+            answer(argparse.Namespace(out=report.parent))
     for template in sorted(root.glob("**/README.template.md")):
         if "zoo" in template.relative_to(root).parts:
             continue
         target = template.with_name("README.md")
         target.write_text(fill_numbers(template.read_text(), template.parent))
         print(f"[readme] wrote {target}", flush=True)
+
+
+def answer(args) -> None:
+    """``OUT/answer.json``: the answer paragraph, the verdict list and every conclusion of the
+    run page OUT, generated from OUT/report.json (and OUT/decompositions/decompositions.json
+    where the page has one) by :func:`infodiv.reports.answer.answer_document`: the page
+    template quotes it, so its prose states no verdict the records do not hold."""
+    from infodiv.inference.testability import raw_readout_of
+    from infodiv.reports.answer import answer_document
+    from infodiv.reports.serialize import write_json
+
+    out = Path(args.out)
+    dec_path, page_path = out / "decompositions" / "decompositions.json", out / "report_page.json"
+    dec = json.loads(dec_path.read_text()) if dec_path.exists() else {}
+    raw = None   # a report without testability: the model's readout from the page's arrays
+    if page_path.exists():
+        arrays = json.loads(page_path.read_text()).get("arrays")
+        raw = arrays and raw_readout_of(arrays["labels"], arrays["predictions"])
+    write_json(out / "answer.json",
+               answer_document(dec, json.loads((out / "report.json").read_text()), raw))
+    print(f"[answer] wrote {out / 'answer.json'}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -661,12 +683,15 @@ def main(argv=None) -> int:
     g.add_argument("--selection", required=True)
     g.add_argument("--steps", nargs="*", default=[],
                    help="runs/.regen step names whose .cpu markers are listed")
+    w = sub.add_parser("answer", help="a run page's answer paragraph and verdict list "
+                                      "(OUT/answer.json) from its records")
+    w.add_argument("out")
     r = sub.add_parser("readme", help="fill README.template.md files from the JSON")
     r.add_argument("--root", default="docs/results")
     args = ap.parse_args(argv)
     {"curves": curve_parts, "decompositions": decompositions, "information": information,
      "agnews-select": agnews_select, "agnews-decompose": agnews_decompose,
-     "agnews-page": agnews_page, "readme": readme}[args.what](args)
+     "agnews-page": agnews_page, "answer": answer, "readme": readme}[args.what](args)
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate everything under docs/results/ (except docs/results/zoo/).
 #
-#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract curves claims decompositions
+#   scripts/regenerate_results.sh [STAGE ...]     # stages: extract (extract-blocks: the two
+#                                                 # block runs only) curves claims decompositions
 #                                                 # readme (default) and heads (M = 301, opt-in)
 #                                                 # and agnews (= agnews-select agnews-block
 #                                                 # agnews-head: SmolLM2 on AG News, opt-in)
@@ -47,11 +48,15 @@ step() {  # step NAME COMMAND...: run once, log, mark done
 
 TASKS=(sst2 rte wic boolq ag_news arc_easy)
 
-stage_extract() {
+stage_extract_blocks() {  # the two block runs of the SST-2 pages only (not the six n = 400 runs)
   step extract-stories260k-block infodiv extract --model "$SHARED/models/stories260K/hf" --task sst2 \
     --data-dir "$DATA" --out runs/stories260k-sst2-block --quiet
   step extract-smollm2-block infodiv extract --model smollm2-135m --task sst2 --data-dir "$DATA" \
     --out runs/smollm2-135m-sst2-block --quiet
+}
+
+stage_extract() {
+  stage_extract_blocks
   for t in "${TASKS[@]}"; do
     step "extract-smollm2-$t-n400" infodiv extract --model smollm2-135m --task "$t" --n 400 \
       --data-dir "$DATA" --out "runs/smollm2-135m-$t-n400" --quiet
@@ -241,7 +246,8 @@ stages=("$@")
 for s in "${stages[@]}"; do
   case $s in
     extract|curves|claims|decompositions|heads|agnews|readme) "stage_$s" ;;
+    extract-blocks) stage_extract_blocks ;;
     agnews-select|agnews-block|agnews-head) "stage_${s//-/_}" ;;
-    *) echo "regenerate_results.sh: unknown stage '$s' (extract curves claims decompositions heads agnews agnews-select agnews-block agnews-head readme)" >&2; exit 2 ;;
+    *) echo "regenerate_results.sh: unknown stage '$s' (extract extract-blocks curves claims decompositions heads agnews agnews-select agnews-block agnews-head readme)" >&2; exit 2 ;;
   esac
 done

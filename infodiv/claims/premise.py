@@ -144,7 +144,7 @@ WORDS = {
                       "permuted within its class",
     "sentence": "the members are dependent given the label: Theorem 7's premise fails on this run",
     "conclusions": {
-        "holds": "the members are dependent given the label (Theorem 7's premise fails)",
+        "holds": "the members are dependent given the label, so Theorem 7's premise fails",
         "absent": "the members are as good as conditionally independent given the label",
     },
 }
@@ -159,5 +159,6 @@ CLAIM = Claim(
          "label-permutation null (p < {alpha})",
     quick=quick, decide=decide, surrogate_kwargs=redundancy_copies, applies=needs_members,
     units="dimensionless (squared correlation)",
-    group="control", short="premise", default=True, margin=MARGINS["squared_correlation"],
+    group="control", short="dependence given Y", default=True,
+    margin=MARGINS["squared_correlation"],
     **WORDS)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .power import wilson_interval
 
-__all__ = ["testability", "raw_readout", "untestable_reason", "RAW_OBJECTIVES"]
+__all__ = ["testability", "raw_readout", "raw_readout_of", "untestable_reason", "RAW_OBJECTIVES"]
 
 #: the objectives that score the model's own summed logits as they are (no calibration)
 RAW_OBJECTIVES = ("accuracy", "cross_entropy", "brier")
@@ -33,9 +33,17 @@ def raw_readout(run) -> dict:
     """Accuracy of the model's own option logits (the argmax of the summed members) with its
     Wilson 95% interval, the majority-class rate and where the accuracy lies against it
     (``"above"``, ``"at"``, ``"below"`` chance)."""
-    labels = np.asarray(run.labels)
+    return raw_readout_of(run.labels, np.asarray(run.logits).argmax(axis=1))
+
+
+def raw_readout_of(labels, predictions) -> dict:
+    """:func:`raw_readout` from the labels and the model's argmax predictions."""
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    if labels.shape != predictions.shape or labels.ndim != 1 or labels.size == 0:
+        raise ValueError(f"labels and predictions must be two 1-d arrays of one length > 0, "
+                         f"got shapes {labels.shape} and {predictions.shape}")
     n = int(labels.size)
-    acc = float(run.accuracy())
+    acc = float(np.mean(labels == predictions))
     majority = float(np.bincount(labels).max() / n)
     lo, hi = wilson_interval(round(acc * n), n)
     where = "above" if lo > majority else ("below" if hi < majority else "at")

@@ -26,9 +26,9 @@ from ..inference.outcome import decide_outcome
 from ..inference.power import wilson_interval as wilson
 from ..runfiles import read_json
 from .answer_information import information_answer
-from .answer_text import answer_paragraph
+from .answer_text import answer_paragraph, verdict_list
 
-__all__ = ["answer", "answer_of", "find_records", "outcome_of"]
+__all__ = ["answer", "answer_of", "answer_document", "find_records", "outcome_of"]
 
 _RECORD_KEYS = {"claim", "estimate", "interval", "detected", "calibrated"}
 
@@ -60,13 +60,17 @@ def outcome_of(rec: dict) -> dict:
         return {"outcome": rec["outcome"], "reason": rec.get("outcome_reason", ""),
                 "margin": margin.get("value"), "mde": rec.get("mde"),
                 "n_needed": rec.get("n_needed")}
-    return decide_outcome(direction=rec.get("direction", "greater"),
+    out = decide_outcome(direction=rec.get("direction", "greater"),
                           detected=bool(rec.get("detected")), opposite=False,
                           calibrated=bool(rec.get("calibrated", True)),
                           interval=rec.get("interval"),
                           corrected_interval=rec.get("corrected_interval"), margin=None,
                           n=int(rec.get("n_examples") or 0), alpha=rec.get("alpha", 0.05),
                           report_only=bool((rec.get("extra") or {}).get("report_only")))
+    if out["outcome"] == "inconclusive" and out["reason"].startswith("not detected; no margin"):
+        out["reason"] = ("not detected; its record predates margins (no δ), so it cannot be "
+                         "called absent")
+    return out
 
 
 def _line(rec: dict) -> dict:
@@ -129,3 +133,16 @@ def answer(root) -> dict:
     dec = read_json(root / "decompositions" / "decompositions.json") or {}
     cur = read_json(root / "curves" / "report.json") or {}
     return answer_of(dec, cur, None if cur.get("testability") else _raw_readout(root))
+
+
+def answer_document(dec: dict, cur: dict, raw: dict | None = None) -> dict:
+    """What a results page quotes of one run: the answer paragraph (``text``, and its
+    ``paragraph`` sentences), the verdict list in markdown (``list``,
+    :func:`~infodiv.reports.answer_text.verdict_list`) and every line's conclusion keyed
+    ``claim|objective`` (``outcomes``), all from :func:`answer_of` — a page's prose states no
+    verdict its records do not hold. ``raw`` as in :func:`answer_of`."""
+    said = answer_of(dec, cur, raw)
+    return {"text": " ".join(said["paragraph"]), "paragraph": said["paragraph"],
+            "list": verdict_list(said),
+            "outcomes": {f"{v['claim']}|{v['objective']}": v["outcome"]
+                         for v in said["verdicts"]}}

@@ -51,11 +51,11 @@ def _estimate(v: dict) -> str:
     return f"{fmt_interval(v['estimate'], v['interval'])}{units}"
 
 
-def clause(v: dict) -> str:
-    """One verdict line in a few words: the conclusion on its objective, the claim's words
-    for it, and the number that decides it (the estimate; δ when absent; the n that would
-    decide when inconclusive)."""
-    where = objective_label(v["objective"])
+def clause(v: dict, where: str | None = None) -> str:
+    """One verdict line in a few words: the conclusion on its objective (or on ``where``),
+    the claim's words for it, and the number that decides it (the estimate; δ when absent;
+    the n that would decide when inconclusive)."""
+    where = where or objective_label(v["objective"])
     o, words = v["outcome"], v["conclusions"].get(v["outcome"], "")
     words = f" — {words}" if words else ""
     if o == "holds":
@@ -85,10 +85,26 @@ def _of(lines: list[dict], names) -> list[list[dict]]:
     return list(out.values())
 
 
+def _same(group: list[dict]) -> bool:
+    """Whether every objective's line of one claim says the same thing as printed (a statistic
+    of the members alone, such as the premise's, does not depend on the objective; its
+    permutation baseline may differ in the last digits between the objectives' streams)."""
+    keys = {(v["outcome"], _estimate(v), v.get("n_needed")) for v in group}
+    return len(group) > 1 and len(keys) == 1
+
+
+def _clauses(group: list[dict]) -> str:
+    """One claim's clauses, one per objective, or one for all when they agree (one value per
+    quantity on a page)."""
+    if _same(group):
+        return clause(group[0], where="every objective")
+    return ", ".join(clause(v) for v in group)
+
+
 def _claims_sentence(lead: str, groups: list[list[dict]]) -> str:
-    """``lead`` then each claim's clauses: "Is redundancy the reason? premise: absent on …;
-    redundancy cost: …"."""
-    parts = [f"{g[0]['short']}: " + ", ".join(clause(v) for v in g) for g in groups]
+    """``lead`` then each claim's clauses: "Is redundancy the reason? dependence given Y:
+    holds on …; redundancy cost: …"."""
+    parts = [f"{g[0]['short']}: " + _clauses(g) for g in groups]
     return f"{lead} " + "; ".join(parts) + "."
 
 
@@ -98,7 +114,7 @@ def _readout_sentence(a: dict) -> str:
     quantity on a page)."""
     raw, test = a.get("raw"), a.get("testability")
     if not raw:
-        return "The run's contributions are not readable: its readout is unknown."
+        return "The model's raw readout is not among this run's records."
     out = (f"The model's own readout is {raw['chance']} chance (accuracy "
            f"{fmt_interval(raw['accuracy'], raw['accuracy_interval'])}, majority class "
            f"{fmt(raw['majority_rate'])})")
@@ -156,7 +172,7 @@ def answer_paragraph(a: dict) -> list[str]:
     for group in _of(lines, HEADLINE):
         lead = ("Diminishing returns (Theorems 5–7):" if group[0]["claim"] == HEADLINE[0]
                 else "On nested sets (submodularity):")
-        out.append(f"{lead} " + ", ".join(clause(v) for v in group) + ".")
+        out.append(f"{lead} " + _clauses(group) + ".")
     mech = _of(lines, MECHANISM)
     if mech:
         out.append(_claims_sentence("Is redundancy the reason (Theorem 7)?", mech))
