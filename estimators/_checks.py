@@ -27,7 +27,8 @@ import numpy as np
 
 from estimators.diagnostics import _warn
 
-__all__ = ["EXACT_PIVOT", "NEAR_PIVOT", "check_dependence", "check_scale", "check_cells"]
+__all__ = ["EXACT_PIVOT", "NEAR_PIVOT", "check_dependence", "check_scale", "check_cells",
+           "check_entropy_input", "check_square_overflow"]
 
 #: relative Cholesky pivot (1 - R^2) below which a column is an exact linear function
 EXACT_PIVOT = 1e-13
@@ -44,7 +45,8 @@ def _standardised(arrays: list[np.ndarray]) -> np.ndarray:
     return z[:, keep] / std[keep], np.flatnonzero(keep)
 
 
-def check_dependence(arrays: list[np.ndarray], names: list[str], what: str) -> None:
+def check_dependence(arrays: list[np.ndarray], names: list[str], what: str, *,
+                     limit: str = "infinite") -> None:
     """Warn when a column of ``arrays`` is (almost) a linear function of the columns before it.
 
     Parameters
@@ -55,6 +57,9 @@ def check_dependence(arrays: list[np.ndarray], names: list[str], what: str) -> N
         The caller's argument name of each array (``"x"``, ``"variables[2]"``).
     what : str
         The estimate, e.g. ``"mutual information"``.
+    limit : str
+        What the estimate's true value is under exact dependence (``"infinite"``; a
+        differential entropy: ``"−∞"``).
     """
     n = len(arrays[0])
     z, cols = _standardised(arrays)
@@ -69,7 +74,7 @@ def check_dependence(arrays: list[np.ndarray], names: list[str], what: str) -> N
         pivots = None
     if pivots is None or pivots.min() < EXACT_PIVOT:
         j = int(np.argmin(pivots)) if pivots is not None else z.shape[1] - 1
-        kind, value = "exact", "infinite for continuous data; the estimate only reflects the jitter"
+        kind, value = "exact", f"{limit} for continuous data; the estimate only reflects the jitter"
     elif pivots.min() < NEAR_PIVOT:
         j = int(np.argmin(pivots))
         kind, value = "near", "set by the last digits of the data (near-singular covariance)"
@@ -78,10 +83,40 @@ def check_dependence(arrays: list[np.ndarray], names: list[str], what: str) -> N
     who = names[owner[j]]
     before = [names[i] for i in dict.fromkeys(owner[:j])]
     others = " and ".join(before) if before else "its own other columns"
+    if len(arrays) == 1:    # one variable: say which of its columns
+        who, others = f"{who}: column {int(cols[j])}", "the columns before it"
     r2 = "1" if pivots is None else f"1 - {pivots[j]:.2g}"
     _warn(f"{who} is {'an exact' if kind == 'exact' else 'almost a'} linear function of "
           f"{others} (R^2 = {r2}, n={n}): the {what} is {value}; drop the redundant variable "
           f"or its redundant columns")
+
+
+def check_entropy_input(x: np.ndarray, name: str = "x") -> None:
+    """Warn where a continuous variable's differential entropy is −∞: a constant column (no
+    spread: the estimate only reflects the jitter, e.g. −31 bits for 500 zeros with kNN), or
+    a column that is an exact or near linear function of the others (:func:`check_dependence`)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return
+    spread = np.ptp(x, axis=0)
+    if (spread == 0).any():
+        j = int(np.flatnonzero(spread == 0)[0])
+        _warn(f"{name}: column {j} is constant ({x[0, j]:.6g} in all n={len(x)} samples): a "
+              f"continuous variable with no spread has differential entropy −∞, and the estimate "
+              f"only reflects the jitter; drop the column, or pass integer data for a discrete "
+              f"entropy")
+        return
+    check_dependence([x], [name], "differential entropy", limit="−∞")
+
+
+def check_square_overflow(a: np.ndarray, name: str, what: str) -> None:
+    """Warn when ``a`` holds magnitudes whose squares overflow float64 (beyond ``2**510``,
+    about 1e154): a squared-loss term of ``what`` is then ``inf`` (or loses every digit)."""
+    big = float(np.abs(a).max()) if a.size else 0.0
+    if big > _BIG:
+        _warn(f"{name}: magnitude {big:.3g} is beyond about 1e154, where float64 squares "
+              f"overflow: the squared-loss {what} is inf or meaningless; rescale {name} "
+              f"(the terms scale with its square) or use loss='cross_entropy'")
 
 
 def check_scale(arrays: list[np.ndarray], names: list[str], *, rescale: bool = True

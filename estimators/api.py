@@ -48,6 +48,7 @@ import warnings
 import numpy as np
 
 from estimators import diagnostics, discrete
+from estimators._checks import check_entropy_input
 from estimators._dispatch import Estimator, resolve
 from estimators.validation import (
     check_array,
@@ -204,6 +205,7 @@ def entropy(x, *, method="knn", k=3, base=2, random_state=0, **options) -> float
     x = a["x"]
     if is_discrete(x):
         return to_base(discrete.entropy(x, estimator=est.estimator), base)
+    check_entropy_input(x, "x")
     z, log_jacobian = est.prepare(x, with_jacobian=True)
     return to_base(est.call("entropy", z) + log_jacobian, base)
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import check_square_overflow
 from .ensemble_checks import (
     _check_choice,
     check_bias,
@@ -249,6 +250,8 @@ def bias_diversity(u, labels=None, *, loss: str = "squared", space: str = "logit
         units = unit_name(b)
     else:
         t = check_target(target, labels, n, c, distribution=False)
+        if space == "logit":
+            check_square_overflow(v, "u", "bias-diversity decomposition")
         loss_e, bias_m, div_m = _squared_terms(v, t, space)
         units = f"{space}^2"
     by_group = None

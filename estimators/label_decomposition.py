@@ -162,6 +162,8 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
                                 bracket=False).estimate
         j_null.append(float(j0))
         d_null.append(float(j0 - (rel.null_values[r] - rel.null_mean).sum()))
+    if m == 1:   # one member: I(U;Y) = I(U_1;Y) exactly, so R is the joint's estimate, D = 0
+        return _one_member(joint, rel, base, n, d_null, j_null)
     return LabelDecomposition(
         joint=joint.estimate, relevancy=relevancy, diversity=joint.estimate - relevancy,
         relevancies=tuple(float(v) for v in rel.debiased), joint_interval=joint.interval,
@@ -174,6 +176,23 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
         family_values=joint.family_values, member_choices=rel.choices, method="usable",
         base=base, n_samples=n, n_variables=m, joint_pointwise=joint.pointwise,
         joint_null=tuple(j_null), diversity_pointwise=d_terms - shift)
+
+
+def _one_member(joint, rel, base, n, d_null, j_null) -> LabelDecomposition:
+    """The decomposition of a single member, exact where it can be: U = U_1, so the
+    relevancy is I(U;Y) itself (the joint's estimate, interval and fit: one quantity, one
+    value) and D = I(U;Y) − I(U_1;Y) = 0 with a zero interval and a zero null."""
+    return LabelDecomposition(
+        joint=joint.estimate, relevancy=joint.estimate, diversity=0.0,
+        relevancies=(float(joint.estimate),), joint_interval=joint.interval,
+        joint_lower=joint.lower, joint_upper=joint.upper, joint_upper_kind=joint.upper_kind,
+        relevancy_interval=tuple(float(v) for v in joint.interval), diversity_interval=(0.0, 0.0),
+        diversity_null=tuple(0.0 for _ in d_null), relevancy_raw=float(rel.values.sum()),
+        relevancies_raw=tuple(float(v) for v in rel.values),
+        member_null_mean=rel.null_mean, h_y=joint.h_y, joint_folds=joint.folds,
+        family_values=joint.family_values, member_choices=rel.choices, method="usable",
+        base=base, n_samples=n, n_variables=1, joint_pointwise=joint.pointwise,
+        joint_null=tuple(j_null), diversity_pointwise=np.zeros(n))
 
 
 def information_decomposition(variables, labels, *, method=None, k=3, base=2, random_state=0,

@@ -18,6 +18,7 @@ from infodiv.commands.preflight import (
     int_at_least,
     n_jobs,
     nonneg_int,
+    objective_sizes,
     zero_or_at_least,
 )
 from infodiv.study.settings import (
@@ -55,6 +56,13 @@ def add_inference_options(parser, defaults: InferenceSettings | None = None) -> 
     parser.add_argument("--n-orders", type=int_at_least(2),
                         default=defaults.n_orders,
                         help="random member orders inside each replicate of a verdict")
+    parser.add_argument("--objective-sizes", type=objective_sizes, nargs="+", default=None,
+                        metavar="OBJECTIVE=B,POWER",
+                        help="smaller sizes for named objectives: their verdicts at B = K = B "
+                             "and POWER surrogates of each kind (e.g. mi_readout=50,10)"
+                             + (" (default: " + " ".join(f"{o}={b},{p}" for o, b, p in
+                                                         defaults.sizes_by_objective) + ")"
+                                if defaults.sizes_by_objective else ""))
     parser.add_argument("--n-jobs", type=n_jobs, default=defaults.n_jobs,
                         help="joblib workers of the verdicts' replicates (-1: every core; the "
                              "numbers do not depend on it)")
@@ -128,6 +136,7 @@ def info_methods(values) -> tuple[str, ...]:
 
 #: option dest -> setting name where they differ
 _RENAMED = {"objective": "objectives", "info_method": "info_methods",
+            "objective_sizes": "sizes_by_objective",
             "decompose_inference": "n_resamples", "model": "models", "task": "tasks"}
 #: ``--no-*`` switch -> the setting it turns off
 _FLAGS = {"no_graph": "graph", "no_inference": "verdicts", "no_every_variant": "every_variant",

@@ -55,6 +55,22 @@ def zero_or_at_least(minimum: int):
     return parse
 
 
+def objective_sizes(text: str) -> tuple[str, int, int]:
+    """argparse type of ``--objective-sizes``: ``OBJECTIVE=B,POWER`` with B >= 20 and
+    POWER >= 0, as ``(objective, B, power)``."""
+    from infodiv.setfunctions import OBJECTIVE_NAMES
+
+    name, sep, sizes = text.partition("=")
+    parts = sizes.split(",")
+    if not sep or len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"must be OBJECTIVE=B,POWER (e.g. mi_readout=50,10), "
+                                         f"got {text!r}")
+    if name not in OBJECTIVE_NAMES:
+        raise argparse.ArgumentTypeError(f"unknown objective {name!r}; the objectives are "
+                                         f"{', '.join(OBJECTIVE_NAMES)}")
+    return name, int_at_least(20)(parts[0]), nonneg_int(parts[1])
+
+
 def n_jobs(text: str) -> int:
     """argparse type of ``--n-jobs``: a non-zero integer (joblib: -1 = every core)."""
     value = _number(text, int, "a non-zero integer")

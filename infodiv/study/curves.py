@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,7 @@ def curve_verdicts(contrib, objective: str, settings: StudySettings | None = Non
     from ..inference.claim import Design
 
     s = settings or StudySettings()
+    s = replace(s, inference=s.inference.for_objective(objective))
     plan = SeedPlan(s.seed)
     design = Design(objective, {"ridge": s.curves.ridge}, n_orders=s.inference.n_orders,
                     n_triples=s.curves.n_triples,
@@ -161,6 +163,7 @@ def _plain_slope(lc, f) -> dict:
 
 
 def _objective(contrib, obj, s: StudySettings, out: Path, test: dict) -> dict:
+    s = replace(s, inference=s.inference.for_objective(obj))
     plan = SeedPlan(s.seed)
     f = make_set_function(contrib, obj, ridge=s.curves.ridge)
     lc = layer_curves(f, n_permutations=s.curves.n_curve_orders,

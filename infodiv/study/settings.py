@@ -19,7 +19,11 @@ Sizes and where they go:
   orders inside each replicate, and the reruns on the unchanged rows;
 - :attr:`CurvesSettings.n_curve_orders`: random member orders of the drawn mean curve and the
   Shapley values (``--n-curve-orders``);
-- :attr:`SelectionSettings.n_random`: random orders of the best-of-random comparison.
+- :attr:`SelectionSettings.n_random`: random orders of the best-of-random comparison;
+- :attr:`InferenceSettings.sizes_by_objective`: smaller B (= K) and power replicates for named
+  objectives (``--objective-sizes mi_readout=50,10``): an objective that refits a readout per
+  member set costs far more per replicate than a sum's accuracy, and every record states the
+  sizes it was judged with.
 """
 
 from __future__ import annotations
@@ -115,9 +119,20 @@ class InferenceSettings:
     n_mc: int = 10
     alpha: float = 0.05
     n_jobs: int = 1
+    #: ``((objective, B, power_replicates), ...)``: these objectives' verdicts at B = K and
+    #: that many surrogates of each kind (:meth:`for_objective`)
+    sizes_by_objective: tuple = ()
 
     def __post_init__(self):
         _check(self.n_bootstrap >= 20, f"n_bootstrap must be >= 20, got {self.n_bootstrap}")
+        for entry in self.sizes_by_objective:
+            _check(len(entry) == 3 and isinstance(entry[0], str) and int(entry[1]) >= 20
+                   and int(entry[2]) >= 0,
+                   f"sizes_by_objective entries must be (objective, B >= 20, power >= 0), "
+                   f"got {entry!r}")
+        names = [e[0] for e in self.sizes_by_objective]
+        _check(len(set(names)) == len(names),
+               f"sizes_by_objective names an objective twice: {sorted(names)}")
         least = int(1 / self.alpha)
         _check(self.k >= least, f"n_permutations must be >= {least} so that a label-null p "
                                 f"can fall below alpha = {self.alpha}, got {self.k}")
@@ -132,12 +147,29 @@ class InferenceSettings:
         """K: the label permutations (B unless given)."""
         return int(self.n_bootstrap if self.n_permutations is None else self.n_permutations)
 
+    def for_objective(self, objective: str) -> InferenceSettings:
+        """The sizes ``objective``'s verdicts use: its :attr:`sizes_by_objective` entry (B = K
+        = that B, that many power replicates; never more than the study's own, so a smaller
+        ``--n-bootstrap`` shrinks every objective) or these."""
+        for name, b, power in self.sizes_by_objective:
+            if name == objective:
+                b = min(int(b), self.n_bootstrap)
+                return replace(self, n_bootstrap=b, n_permutations=min(b, self.k),
+                               power_replicates=min(int(power), self.power_replicates),
+                               sizes_by_objective=())
+        return replace(self, sizes_by_objective=())
+
     def sizes(self) -> dict:
         """The sizes as every verdict record and report states them."""
-        return {"n_bootstrap": self.n_bootstrap, "n_permutations": self.k,
-                "power_replicates": self.power_replicates,
-                "n_orders": self.n_orders, "n_mc": self.n_mc,
-                "alpha": self.alpha}
+        out = {"n_bootstrap": self.n_bootstrap, "n_permutations": self.k,
+               "power_replicates": self.power_replicates,
+               "n_orders": self.n_orders, "n_mc": self.n_mc,
+               "alpha": self.alpha}
+        if self.sizes_by_objective:
+            out["sizes_by_objective"] = {name: {"n_bootstrap": int(b), "n_permutations": int(b),
+                                                "power_replicates": int(p)}
+                                         for name, b, p in self.sizes_by_objective}
+        return out
 
 
 @dataclass(frozen=True)
@@ -229,8 +261,11 @@ def defaults_table() -> str:
         obj = cls()
         for f in fields(cls):
             value = getattr(obj, f.name)
-            shown = " ".join(map(str, value)) if isinstance(value, tuple) else repr(value) \
-                if value == "" else value
+            if isinstance(value, tuple):   # as the command line writes it
+                shown = " ".join("=".join((str(v[0]), ",".join(map(str, v[1:]))))
+                                 if isinstance(v, tuple) else str(v) for v in value) or "none"
+            else:
+                shown = repr(value) if value == "" else value
             rows.append(f"| {cls.__name__.removesuffix('Settings').lower()} | `{f.name}` | "
                         f"`{shown}` |")
     return "\n".join(rows)

@@ -57,6 +57,31 @@ def test_non_default_sizes_are_recorded_in_every_verdict_record(sized_doc):
     assert doc["settings"]["n_curve_orders"] == 12 and doc["settings"]["seed"] == 5
 
 
+def test_sizes_of_a_named_objective_reach_its_records_only(run, tmp_path):
+    """``--objective-sizes``: the named objective's verdicts at its own B = K and power, the
+    other objective's and the selection's at the study's, every record saying which."""
+    from infodiv.cli import build_parser
+    from infodiv.commands.options import study_settings
+
+    args = build_parser().parse_args(["run", "--model", "m", "--objective", "accuracy",
+                                      "accuracy_calibrated", "--n-bootstrap", "23",
+                                      "--objective-sizes", "accuracy_calibrated=20,2"])
+    s = study_settings(args).with_settings(n_curve_orders=12, n_triples=6, stability=0,
+                                           graph=False, power_replicates=3, n_orders=4, n_mc=3,
+                                           n_random=7)
+    assert s.inference.sizes_by_objective == (("accuracy_calibrated", 20, 2),)
+    doc = curves_stage(run, tmp_path, s, log=lambda *a: None)
+    for obj, name, r in _records(doc):
+        b, power = (20, 2) if obj == "accuracy_calibrated" else (23, 3)
+        assert (r["n_bootstrap"], r["n_permutations"]) == (b, b), (obj, name)
+        assert r["power"]["n"] == power, (obj, name)
+    assert doc["settings"]["sizes_by_objective"]["accuracy_calibrated"]["n_bootstrap"] == 20
+    with pytest.raises(SystemExit):   # one clear line from argparse, exit 2
+        build_parser().parse_args(["run", "--objective-sizes", "mi_readout=10,2"])
+    with pytest.raises(ValueError, match="twice"):
+        InferenceSettings(sizes_by_objective=(("accuracy", 20, 1), ("accuracy", 30, 1)))
+
+
 def test_every_replicate_of_a_study_draws_its_own_stream(run, tmp_path, monkeypatch):
     """Over a whole curves stage (two objectives, the selection claims), every replicate's
     stream (bootstrap, null, Monte-Carlo rerun, power surrogate) is a SeedSequence of the one
