@@ -261,8 +261,13 @@ class Contributions:
 
     @classmethod
     def load(cls, directory) -> Contributions:
-        """Load a run directory written by :meth:`save`, verifying its checksum."""
+        """Load a run directory written by :meth:`save`, verifying its checksum; a study's
+        run folder (one holding ``contributions/``, as ``infodiv run`` writes) is read from
+        that subfolder."""
         directory = Path(directory)
+        if not (directory / "meta.json").is_file() and \
+                (directory / "contributions" / "meta.json").is_file():
+            directory = directory / "contributions"
         meta_path, arr_path = directory / "meta.json", directory / "arrays.npz"
         if not meta_path.is_file() or not arr_path.is_file():
             raise FileNotFoundError(f"{directory} is not a Contributions run directory "

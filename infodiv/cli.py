@@ -27,7 +27,8 @@ COMMANDS = {
     "decompose": ("infodiv.commands.decompose", "bias-diversity, BVC, information decompositions"),
     "curves": ("infodiv.commands.curves", "layer-addition curves and submodularity report"),
     "run": ("infodiv.commands.run", "end to end: extract, decompose, curves, report"),
-    "demo": ("infodiv.commands.demo", "the offline default: SmolLM2-135M on bundled SST-2"),
+    "demo": ("infodiv.commands.demo",
+             "the offline default: SmolLM2-135M on the bundled AG News rows"),
     "report": ("infodiv.commands.report", "rebuild the HTML report from existing run folders"),
     "zoo": ("infodiv.commands.zoo", "train the depth / layer-sharing model zoo and report on it"),
 }

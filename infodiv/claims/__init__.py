@@ -29,7 +29,7 @@ from . import (
     violations,
 )
 
-__all__ = ["CLAIMS", "register", "claim_names", "get_claims", "get_claim"]
+__all__ = ["CLAIMS", "register", "claim_names", "get_claims", "get_claim", "claims_table"]
 
 #: name -> Claim, in report order (the order of :func:`register`)
 CLAIMS: dict[str, Claim] = {}
@@ -75,3 +75,18 @@ def get_claims(names) -> tuple:
 def get_claim(name: str) -> Claim:
     """The registered claim ``name``."""
     return get_claims([name])[0]
+
+
+def claims_table() -> str:
+    """Markdown: every registered claim (name, group, how pages name it, what it tests, the side
+    that is a finding, its matched case, whether ``infodiv run`` judges it without ``--claims``:
+    the default claims, and the selection claims through the selection stage) —
+    ``docs/claims.md`` holds it."""
+    rows = ["| claim | group | on pages | tests | finding | matched case | default |",
+            "|---|---|---|---|---|---|---|"]
+    for name, c in CLAIMS.items():
+        side = {"less": "below 0", "greater": "above 0"}.get(c.direction, c.direction)
+        judged = "yes" if c.default or c.group == "selection" else "no"
+        rows.append(f"| `{name}` | {c.group} | {c.short} | {c.theorem} | {side} | "
+                    f"{c.matched_case or '–'} | {judged} |")
+    return "\n".join(rows)

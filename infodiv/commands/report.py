@@ -15,9 +15,10 @@ from pathlib import Path
 def configure(parser) -> None:
     parser.add_argument("run_dir", nargs="+", type=Path, help="run folders made by infodiv run")
     parser.add_argument("--out", type=Path, default=None,
-                        help="HTML file (default: RUN_DIR/report.html for one run; for "
-                             "several, report.html in a folder named after the runs beside "
-                             "the first)")
+                        help="HTML file, or a folder to hold report.html (default: "
+                             "RUN_DIR/report.html for one run; for several, report.html in a "
+                             "folder named after the runs beside the first); a name without "
+                             "a suffix gets .html")
 
 
 def combined_folder(roots) -> Path:
@@ -30,6 +31,14 @@ def combined_folder(roots) -> Path:
         digest = hashlib.sha256(name.encode()).hexdigest()[:10]
         name = f"{name[:108]}-{digest}"
     return roots[0].parent / name
+
+
+def html_target(out: Path) -> Path:
+    """Where ``--out`` writes the page: a folder gets ``report.html`` inside it, a name
+    without a suffix gets ``.html``, an ``.html`` path is used as it is."""
+    if out.is_dir():
+        return out / "report.html"
+    return out if out.suffix else out.with_suffix(".html")
 
 
 def run(args) -> int:
@@ -54,9 +63,7 @@ def run(args) -> int:
         roots.append(root)
     out = args.out or (roots[0] / "report.html" if len(roots) == 1
                        else combined_folder(roots) / "report.html")
-    if out.is_dir():
-        raise UserError(f"--out {out} is a folder; give the HTML file to write, e.g. "
-                        f"{out / 'report.html'}")
+    out = html_target(out)
     check_out(out.parent if str(out.parent) else Path("."), "--out")
     page = write_report(roots, out)
     for root in roots:

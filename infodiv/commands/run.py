@@ -63,7 +63,7 @@ def configure(parser) -> None:
     add_seed_option(parser)
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder laid out like ../shared/data (default: $INFODIV_DATA_DIR, "
-                             "else $INFODIV_SHARED/data, else the bundled SST-2)")
+                             "else $INFODIV_SHARED/data, else the bundled SST-2 / AG News rows)")
     parser.add_argument("--granularity", default="block", choices=("block", "head"),
                         help="members: whole attention/MLP writes, or attention heads")
     add_model_options(parser)

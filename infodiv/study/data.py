@@ -2,8 +2,9 @@
 
 - :func:`resolve_data_dir`: ``--data-dir``; else ``$INFODIV_DATA_DIR``; else
   ``$INFODIV_SHARED/data``
-  (default ``../shared/data`` beside the repository); else the bundled SST-2 for ``sst2``
-  (:mod:`infodiv.data`); else Hugging Face ``datasets``.
+  (default ``../shared/data`` beside the repository); else the bundled copy for ``sst2``
+  (all 872 dev rows) and ``ag_news`` (the first 2000 test rows) (:mod:`infodiv.data`); else
+  Hugging Face ``datasets``.
 - :func:`stratified_indices`: N examples in the class proportions of the whole split.
 - :func:`load_task`: the task, first N rows or stratified, with relative source paths in its meta.
 """

@@ -30,6 +30,15 @@ def test_roundtrip_and_exactness(tmp_path):
     assert list(d.kinds) == ["embed", "attn", "mlp"]
 
 
+def test_a_study_run_folder_loads_from_its_contributions(tmp_path):
+    c = _toy()
+    c.save(tmp_path / "run" / "contributions")
+    d = Contributions.load(tmp_path / "run")      # what infodiv run writes: RUN/contributions
+    np.testing.assert_array_equal(c.u, d.u)
+    with pytest.raises(FileNotFoundError, match="not a Contributions run directory"):
+        Contributions.load(tmp_path)
+
+
 def test_corrupt_arrays_detected(tmp_path):
     path = _toy().save(tmp_path / "run")
     raw = bytearray((path / "arrays.npz").read_bytes())

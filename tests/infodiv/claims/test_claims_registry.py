@@ -105,3 +105,14 @@ def test_a_claim_from_a_new_module_reaches_the_choices_the_records_and_the_page(
     assert rec["estimate"] == pytest.approx(float(run.u[:, 0, 0].mean()))
     page = write_report([folder], folder / "report.html").read_text()
     assert toy_claim.sentence in page
+
+
+def test_docs_list_every_registered_claim():
+    from _paths import ROOT
+
+    from infodiv.claims import CLAIMS, claims_table
+
+    text = (ROOT / "docs" / "claims.md").read_text()
+    table = text.split("<!-- claims-table -->\n", 1)[1].split("\n<!-- /claims-table -->")[0]
+    assert table == claims_table()
+    assert all(f"| `{name}` |" in table for name in CLAIMS) and len(CLAIMS) >= 11

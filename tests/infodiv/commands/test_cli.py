@@ -46,3 +46,18 @@ def test_unknown_command_is_one_line(capsys):
         main(["frobnicate"])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "\n" not in err and "invalid choice" in err
+
+
+def test_report_out_takes_a_folder_or_a_bare_name(tmp_path):
+    from infodiv.commands.report import html_target
+
+    assert html_target(tmp_path) == tmp_path / "report.html"            # an existing folder
+    assert html_target(tmp_path / "page") == tmp_path / "page.html"      # no suffix: .html
+    assert html_target(tmp_path / "p.html") == tmp_path / "p.html"
+
+
+def test_help_names_the_demos_task(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("demo"))
+    assert "AG News" in line and "SST-2" not in line

@@ -232,7 +232,8 @@ def test_bare_clone_reads_the_bundled_sst2(monkeypatch, tmp_path):
     monkeypatch.delenv("INFODIV_DATA_DIR", raising=False)
     folder, label = resolve_data_dir("sst2")
     assert folder == bundled_data_dir() and "bundled" in label
-    assert resolve_data_dir("rte")[0] is None           # only SST-2 is bundled
+    assert resolve_data_dir("rte")[0] is None     # only SST-2 and AG News's first rows are bundled
+    assert resolve_data_dir("ag_news")[0] == bundled_data_dir()
     task = load_task("sst2", n=2000)
     assert len(task) == 872 and np.bincount(task.labels).tolist() == [428, 444]
     assert task.meta["source_files"] == ["glue/sst2/dev.tsv"]
