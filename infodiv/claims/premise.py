@@ -160,5 +160,5 @@ CLAIM = Claim(
     quick=quick, decide=decide, surrogate_kwargs=redundancy_copies, applies=needs_members,
     units="dimensionless (squared correlation)",
     group="control", short="dependence given Y", default=True,
-    margin=MARGINS["squared_correlation"],
+    margin=MARGINS["squared_correlation"], members_only=True,
     **WORDS)

@@ -64,6 +64,12 @@ def configure(parser) -> None:
     parser.add_argument("--n", type=_rows, default=DEFAULT_N,
                         help=f"AG News rows, the first N of the bundled 2000 (default {DEFAULT_N})")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    from infodiv.setfunctions import OBJECTIVE_NAMES
+
+    parser.add_argument("--objective", nargs="+", default=list(CURVES.objectives),
+                        choices=OBJECTIVE_NAMES, metavar="OBJECTIVE",
+                        help="set functions of the curves (default: "
+                             f"{' '.join(CURVES.objectives)})")
     parser.add_argument("--n-curve-orders", type=positive_int, default=CURVES.n_curve_orders,
                         help="random member orders of the drawn curves")
     add_inference_options(parser, INFERENCE)

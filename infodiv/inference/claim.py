@@ -171,6 +171,8 @@ class Claim:
     margin : the smallest effect worth detecting, δ, as a rule fixed before looking
         (:class:`~infodiv.inference.outcome.Margin`); None for a statistic without an interval
         (no equivalence test: a miss is *inconclusive*, never *absent*)
+    members_only : the statistic reads the member vectors, not the objective (the premise): one
+        quantity per run, which a page states once (from the record with the most resamples)
     conclusions : what each outcome says about the model, in words
         (``{"holds": ..., "opposite": ..., "absent": ...}``; an outcome a claim cannot reach is
         left out): the answer paragraph's clauses (:mod:`infodiv.reports.answer_text`)
@@ -195,6 +197,7 @@ class Claim:
     default: bool = False
     objectives: tuple | None = None
     margin: Margin | None = None
+    members_only: bool = False
     conclusions: dict = field(default_factory=dict)
 
     def __post_init__(self):

@@ -78,6 +78,7 @@ def _line(rec: dict) -> dict:
     claim = CLAIMS.get(rec["claim"])
     power, fp = rec.get("power"), rec.get("false_positive")
     return {"claim": rec["claim"], "short": claim.short if claim else rec["claim"],
+            "members_only": bool(claim and claim.members_only),
             "theorem": rec.get("theorem", ""), "objective": rec.get("objective"),
             **outcome_of(rec),
             "conclusions": dict(claim.conclusions) if claim else {},

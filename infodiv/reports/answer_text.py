@@ -94,10 +94,14 @@ def _same(group: list[dict]) -> bool:
 
 
 def _clauses(group: list[dict]) -> str:
-    """One claim's clauses, one per objective, or one for all when they agree (one value per
-    quantity on a page)."""
+    """One claim's clauses, one per objective, or one for all when they agree or when the
+    statistic reads the members alone (one value per quantity on a page: the record with the
+    most example resamples speaks for it)."""
     if _same(group):
         return clause(group[0], where="every objective")
+    if len(group) > 1 and group[0].get("members_only"):
+        best = max(group, key=lambda v: v.get("n_bootstrap") or 0)
+        return clause(best, where="the members (one statistic for every objective)")
     return ", ".join(clause(v) for v in group)
 
 
@@ -141,8 +145,14 @@ def _theorem1_sentence(t1: dict) -> str:
 
 
 def _information_sentence(info: dict) -> str:
-    return (f"All members together carry I(U;Y) ≥ "
-            f"{fmt_interval(info['joint'], info['joint_ci'])} of H(Y) = {fmt(info['h_y'])} "
+    """I(U;Y) of all members; an estimate whose interval lies below 0 (impossible for I,
+    the held-out readout's cost at this n) is flagged as no detectable information."""
+    value = fmt_interval(info["joint"], info["joint_ci"])
+    if info["joint_ci"] is not None and info["joint_ci"][1] < 0:
+        return (f"All members together carry no detectable information about the label: the "
+                f"usable-information estimate {value} bits lies below 0, which I(U;Y) cannot "
+                f"(the held-out readout's own cost at this n; H(Y) = {fmt(info['h_y'])} bits).")
+    return (f"All members together carry I(U;Y) ≥ {value} of H(Y) = {fmt(info['h_y'])} "
             "bits about the label.")
 
 
@@ -163,11 +173,11 @@ def answer_paragraph(a: dict) -> list[str]:
     if a.get("theorem1"):
         out.append(_theorem1_sentence(a["theorem1"]))
     info = a.get("information")
+    test = a.get("testability")
+    if test and not test["testable"]:   # what the members carry is the readout sentence's
+        return out
     if info:
         out.append(_information_sentence(info))
-    test = a.get("testability")
-    if test and not test["testable"]:
-        return out
     lines = [v for v in a.get("verdicts", []) if v["outcome"] != "report"]
     for group in _of(lines, HEADLINE):
         lead = ("Diminishing returns (Theorems 5–7):" if group[0]["claim"] == HEADLINE[0]

@@ -91,7 +91,7 @@ def _per_example_reps(real, controls, counts, rng):
 
 def answer_curves(run, objective: str = "accuracy", *, n_orders: int = 50,
                   n_controls: int = 5, n_bootstrap: int = 200, confidence: float = 0.95,
-                  random_state=0, **options) -> dict:
+                  random_state=0, split_state=None, **options) -> dict:
     """Mean random-order curves of the real members and of their conditionally independent
     control, each with its example-bootstrap band (module docstring).
 
@@ -109,6 +109,10 @@ def answer_curves(run, objective: str = "accuracy", *, n_orders: int = 50,
     confidence : float, default 0.95
     random_state : int, default 0
         Seeds the orders, the control draws and the resamples (one spawned stream each).
+    split_state : int or None
+        The set function's own ``random_state`` (a calibrated readout's cross-fitting split);
+        None: ``random_state``. Give the split of the curves the figure stands beside, so that
+        the figure's f(all) is the curves' f(all) (one value per quantity).
     **options
         Passed to :func:`~infodiv.setfunctions.make_set_function` (e.g. ``base``, ``k``).
 
@@ -130,7 +134,7 @@ def answer_curves(run, objective: str = "accuracy", *, n_orders: int = 50,
     orders_rng, control_seeds, boot_rng = (np.random.default_rng(seeds[0]),
                                            seeds[1].spawn(n_controls),
                                            np.random.default_rng(seeds[2]))
-    options.setdefault("random_state", random_state)
+    options["random_state"] = random_state if split_state is None else split_state
     reference = reference_level(run.labels, objective, run.u.shape[2])
     f = make_set_function(run, objective, **options)
     if not f.per_example:

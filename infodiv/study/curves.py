@@ -179,7 +179,8 @@ def _objective(contrib, obj, s: StudySettings, out: Path, test: dict) -> dict:
     if f.per_example:   # the page's answer figure: real members against their CI control
         entry["answer_curves"] = answer_curves(
             contrib, obj, n_bootstrap=s.inference.n_bootstrap,
-            random_state=plan.integer("curves", obj, "answer_figure"), ridge=s.curves.ridge)
+            random_state=plan.integer("curves", obj, "answer_figure"), ridge=s.curves.ridge,
+            split_state=getattr(f, "random_state", 0))   # the curves' split: one f(all)
         plot_answer_curves(entry["answer_curves"], out / f"answer_{obj}.png", title=label)
     plot_layer_curves(lc, out / f"curves_{obj}.png", title=label, no_band=(
         f"its example-resampled band: answer_{obj}.png" if "answer_curves" in entry

@@ -82,6 +82,18 @@ def test_sizes_of_a_named_objective_reach_its_records_only(run, tmp_path):
         InferenceSettings(sizes_by_objective=(("accuracy", 20, 1), ("accuracy", 30, 1)))
 
 
+def test_the_answer_figure_ends_at_the_curves_f_all(run, tmp_path):
+    """A fitted objective's answer figure uses the curves' cross-fitting split, so the page
+    has one value of f(all) (the figure's own seed draws its orders and resamples only)."""
+    s = StudySettings().with_settings(objectives=("accuracy_calibrated", "mi_readout"),
+                                      n_curve_orders=4, stability=0, graph=False,
+                                      verdicts=False, selection_verdicts=False, n_bootstrap=20)
+    doc = curves_stage(run, tmp_path, s, log=lambda *a: None)
+    for obj, entry in doc["objectives"].items():
+        assert entry["answer_curves"]["real"]["mean"][-1] == pytest.approx(
+            entry["point"]["f_all"], abs=1e-12), obj
+
+
 def test_every_replicate_of_a_study_draws_its_own_stream(run, tmp_path, monkeypatch):
     """Over a whole curves stage (two objectives, the selection claims), every replicate's
     stream (bootstrap, null, Monte-Carlo rerun, power surrogate) is a SeedSequence of the one

@@ -10,6 +10,7 @@ from infodiv.reports.answer_text import answer_paragraph, clause, verdict_list
 def _line(claim, objective, outcome, estimate, interval, **kw):
     c = CLAIMS[claim]
     return {"claim": claim, "short": c.short, "objective": objective, "outcome": outcome,
+            "members_only": c.members_only,
             "conclusions": dict(c.conclusions), "estimate": estimate, "interval": interval,
             "units": c.units.replace("{units}", "bits"),
             "margin": kw.get("margin"), "n_needed": kw.get("n_needed"),
@@ -56,10 +57,17 @@ def test_a_statistic_of_the_members_alone_is_said_once():
     text = " ".join(answer_paragraph(_block([a, b])))
     assert text.count("0.0272") == 1
     assert "holds on every objective" in text
-    # different numbers on the two objectives: each is said
-    c = _line("premise", "mi_readout", "holds", 0.0300, [0.0261, 0.0284])
-    text = " ".join(answer_paragraph(_block([a, c])))
-    assert "0.0272" in text and "0.03" in text and "every objective" not in text
+    # the premise reads the members alone: said once, from the record with more resamples
+    a["n_bootstrap"] = 200
+    c = {**_line("premise", "mi_readout", "holds", 0.0273, [0.0255, 0.0291]), "n_bootstrap": 50}
+    text = " ".join(answer_paragraph(_block([c, a])))
+    assert text.count("dependence given Y") == 1 and "0.0273" not in text
+    assert "holds on the members (one statistic for every objective)" in text and "0.0261" in text
+    # a statistic of the objective with different numbers on the two objectives: each is said
+    d = _line("redundancy_cost", "accuracy", "holds", 0.02, [0.01, 0.03])
+    e = _line("redundancy_cost", "mi_readout", "holds", 0.17, [0.15, 0.19])
+    text = " ".join(answer_paragraph(_block([d, e])))
+    assert "0.02" in text and "0.17" in text and "every objective" not in text
 
 
 def test_headline_reads_information_first_and_the_list_carries_every_line():
@@ -82,3 +90,15 @@ def test_an_untestable_run_states_no_claim_and_a_below_chance_prompt_is_tested()
     below = " ".join(answer_paragraph(_block([dr], chance="below")))
     assert "below chance" in below and "a prompt effect" in below
     assert "Diminishing returns (Theorems 5–7): holds" in below
+
+
+def test_information_below_zero_is_flagged_and_said_once():
+    info = {"joint": -0.0112, "joint_ci": [-0.0207, -0.00175], "h_y": 1.0,
+            "error_lower_bound": 0.0, "error_upper_bound": 0.5, "best_readout_error": None}
+    text = " ".join(answer_paragraph({**_block([], testable=True), "information": info}))
+    assert "no detectable information" in text and "cannot" in text and "≥ -0.0112" not in text
+    # an untestable run: what the members carry is said once, by the testability sentence
+    off = " ".join(answer_paragraph({**_block([], testable=False, members=(-5e-4, [-0.006,
+                                                                                   0.005])),
+                                     "information": info}))
+    assert "-0.0112" not in off and "no claim is tested" in off
