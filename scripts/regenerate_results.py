@@ -585,15 +585,15 @@ def agnews_page(args) -> None:
 
 def readme(args) -> None:
     """Fill every ``README.template.md`` under docs/results (zoo excluded) from the JSON, after
-    writing each run page's ``answer.json`` from its records (:func:`answer`; a page whose
-    ``report_page.json`` holds its answer keeps that one)."""
+    writing each run page's ``answer.json`` from its records (:func:`write_answer`; a page
+    whose ``report_page.json`` holds its answer keeps that one)."""
     from infodiv.reports.markdown import fill_numbers
 
     root = Path(args.root)
     for report in sorted(root.glob("*/report.json")):   # each run page's answer, from its records
         if not (report.parent / "report_page.json").exists() or \
                 "answer" not in json.loads((report.parent / "report_page.json").read_text()):
-            answer(argparse.Namespace(out=report.parent))
+            write_answer(report.parent)
     for template in sorted(root.glob("**/README.template.md")):
         if "zoo" in template.relative_to(root).parts:
             continue
@@ -602,25 +602,35 @@ def readme(args) -> None:
         print(f"[readme] wrote {target}", flush=True)
 
 
-def answer(args) -> None:
-    """``OUT/answer.json``: the answer paragraph, the verdict list and every conclusion of the
-    run page OUT, generated from OUT/report.json (and OUT/decompositions/decompositions.json
-    where the page has one) by :func:`infodiv.reports.answer.answer_document`: the page
-    template quotes it, so its prose states no verdict the records do not hold."""
+def page_answer(out: Path) -> dict:
+    """The answer paragraph, the verdict list and every conclusion of the run page ``out``,
+    generated from out/report.json (and out/decompositions/decompositions.json where the page
+    has one) by :func:`infodiv.reports.answer.answer_document`; the model's readout from the
+    page's stored labels and predictions where the report predates testability."""
     from infodiv.inference.testability import raw_readout_of
     from infodiv.reports.answer import answer_document
-    from infodiv.reports.serialize import write_json
 
-    out = Path(args.out)
     dec_path, page_path = out / "decompositions" / "decompositions.json", out / "report_page.json"
     dec = json.loads(dec_path.read_text()) if dec_path.exists() else {}
     raw = None   # a report without testability: the model's readout from the page's arrays
     if page_path.exists():
         arrays = json.loads(page_path.read_text()).get("arrays")
         raw = arrays and raw_readout_of(arrays["labels"], arrays["predictions"])
-    write_json(out / "answer.json",
-               answer_document(dec, json.loads((out / "report.json").read_text()), raw))
+    return answer_document(dec, json.loads((out / "report.json").read_text()), raw)
+
+
+def write_answer(out: Path) -> None:
+    """``out/answer.json`` (:func:`page_answer`): the page template quotes it, so its prose
+    states no verdict the records do not hold."""
+    from infodiv.reports.serialize import write_json
+
+    write_json(out / "answer.json", page_answer(out))
     print(f"[answer] wrote {out / 'answer.json'}", flush=True)
+
+
+def answer(args) -> None:
+    """The ``answer`` command: :func:`write_answer` of the page ``args.out``."""
+    write_answer(Path(args.out))
 
 
 def main(argv=None) -> int:

@@ -15,7 +15,8 @@ from pathlib import Path
 def configure(parser) -> None:
     parser.add_argument("run_dir", nargs="+", type=Path, help="run folders made by infodiv run")
     parser.add_argument("--out", type=Path, default=None,
-                        help="HTML file, or a folder to hold report.html (default: "
+                        help="HTML file, or a folder to hold report.html and its .json/.csv "
+                             "(refused where they would replace files there) (default: "
                              "RUN_DIR/report.html for one run; for several, report.html in a "
                              "folder named after the runs beside the first); a name without "
                              "a suffix gets .html")
@@ -64,6 +65,15 @@ def run(args) -> int:
     out = args.out or (roots[0] / "report.html" if len(roots) == 1
                        else combined_folder(roots) / "report.html")
     out = html_target(out)
+    if args.out is not None and args.out.is_dir() and \
+            args.out.resolve() not in {r.resolve() for r in roots}:
+        # a folder of the user's: the page and its .json/.csv beside it replace nothing there
+        taken = [p.name for p in (out, out.with_suffix(".json"), out.with_suffix(".csv"))
+                 if p.exists()]
+        if taken:
+            raise UserError(f"--out {args.out} already holds {len(taken)} file(s) this report "
+                            f"would replace ({', '.join(taken)}); give an .html path or an "
+                            "empty folder")
     check_out(out.parent if str(out.parent) else Path("."), "--out")
     page = write_report(roots, out)
     for root in roots:

@@ -149,7 +149,9 @@ def _within_margin(interval, side: str, delta: float) -> bool:
 def decide_outcome(*, direction: str, detected: bool, opposite: bool, calibrated: bool,
                    interval, corrected_interval, margin: float | None, n: int,
                    alpha: float = 0.05, untestable: str | None = None,
-                   report_only: bool = False) -> dict:
+                   report_only: bool = False,
+                   no_margin: str = "no margin on this run (the members gain nothing here)"
+                   ) -> dict:
     """The conclusion of one verdict (module docstring).
 
     Parameters
@@ -162,6 +164,8 @@ def decide_outcome(*, direction: str, detected: bool, opposite: bool, calibrated
     n : examples of the run
     untestable : why the run cannot test the claim on this objective (None: it can;
         :func:`infodiv.inference.testability.untestable_reason`)
+    no_margin : why ``margin`` is None, in the reason of a miss (a record written before
+        margins were recorded says so)
 
     Returns
     -------
@@ -191,7 +195,7 @@ def decide_outcome(*, direction: str, detected: bool, opposite: bool, calibrated
     need = n_for_power(n, mde, margin)
     out.update(mde=mde, n_needed=need)
     if margin is None:
-        out["reason"] = "not detected; no margin on this run (the members gain nothing here)"
+        out["reason"] = f"not detected; {no_margin}"
     elif any(_beyond(iv, direction) for iv in ends) or \
             any(_beyond(iv, "greater" if direction == "less" else "less") for iv in ends):
         out["reason"] = "the interval excludes 0 but the label null does not confirm it"

@@ -60,17 +60,15 @@ def outcome_of(rec: dict) -> dict:
         return {"outcome": rec["outcome"], "reason": rec.get("outcome_reason", ""),
                 "margin": margin.get("value"), "mde": rec.get("mde"),
                 "n_needed": rec.get("n_needed")}
-    out = decide_outcome(direction=rec.get("direction", "greater"),
+    return decide_outcome(direction=rec.get("direction", "greater"),
                           detected=bool(rec.get("detected")), opposite=False,
                           calibrated=bool(rec.get("calibrated", True)),
                           interval=rec.get("interval"),
                           corrected_interval=rec.get("corrected_interval"), margin=None,
                           n=int(rec.get("n_examples") or 0), alpha=rec.get("alpha", 0.05),
-                          report_only=bool((rec.get("extra") or {}).get("report_only")))
-    if out["outcome"] == "inconclusive" and out["reason"].startswith("not detected; no margin"):
-        out["reason"] = ("not detected; its record predates margins (no δ), so it cannot be "
-                         "called absent")
-    return out
+                          report_only=bool((rec.get("extra") or {}).get("report_only")),
+                          no_margin="its record predates margins (no δ), so it cannot be "
+                                    "called absent")
 
 
 def _line(rec: dict) -> dict:

@@ -64,6 +64,14 @@ def test_out_naming_an_existing_file_or_folder(capsys, tmp_path):
     for cmd in ("curves", "decompose"):
         one_line_error(capsys, [cmd, str(d), "--out", str(f)], "--out", "is a file")
     assert f.read_text() == "mine"
+    # --out a folder of the user's: report.* there are never replaced
+    (d / "decompositions").mkdir()
+    theirs = tmp_path / "pages"
+    theirs.mkdir()
+    (theirs / "report.json").write_text("mine")
+    one_line_error(capsys, ["report", str(d), "--out", str(theirs)], "report.json")
+    assert (theirs / "report.json").read_text() == "mine"
+    assert not (theirs / "report.html").exists()
 
 
 def test_a_failed_objective_fails_the_curves_stage(capsys, tmp_path):
