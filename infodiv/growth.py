@@ -1,8 +1,12 @@
 """Growth laws of a layer-addition curve f(k), k = 1..M (or of f at arbitrary points x > 0),
 compared by AICc and extrapolation.
 
-Three laws: linear ``a·k + b``, logarithmic ``a·log k + b`` and the saturating power law
-``f_∞ − a·k^(−α)``, fitted by least squares (Gaussian errors). AICc (Hurvich & Tsai 1989)
+Three laws by default: linear ``a·k + b``, logarithmic ``a·log k + b`` and the saturating
+power law ``f_∞ − a·k^(−α)``, fitted by least squares (Gaussian errors). A fourth, the step
+``a + (b − a)·1[k ≥ c]`` (two levels and the change point c, chosen among the midpoints between
+consecutive points; 3 parameters), is the alternative to a gradual law where a task is either
+solved or not: a curve that jumps once is fitted by it exactly, and AICc then prefers it over
+any smooth law (``laws=LAWS + ("step",)``). AICc (Hurvich & Tsai 1989)
 ``n log(RSS/n) + 2p + 2p(p+1)/(n−p−1)`` compares them on all k; held-out extrapolation fits
 k ≤ M/2 and reports the RMSE on k > M/2. A number that cannot be computed (too few points)
 is None beside a ``<name>_reason`` that says why.
@@ -14,7 +18,11 @@ import warnings
 
 import numpy as np
 
-__all__ = ["fit_growth_laws", "aicc"]
+__all__ = ["LAWS", "ALL_LAWS", "fit_growth_laws", "aicc"]
+
+#: the default laws; ALL_LAWS adds the step
+LAWS = ("linear", "log", "power")
+ALL_LAWS = LAWS + ("step",)
 
 
 def aicc(rss, n, p):
@@ -31,6 +39,21 @@ def _number(key: str, value: float, reason: str) -> dict:
     return {key: None, f"{key}_reason": reason}
 
 
+def _step(k, y):
+    """Least-squares step ``a + (b − a)·1[k ≥ c]`` over sorted ``k``: for every cut between two
+    distinct consecutive points the two levels are the means on either side; the cut of least
+    RSS wins (the first on ties) and c is the midpoint of its two points. Parameters
+    ``[a, b, c]``."""
+    cuts = np.flatnonzero(np.diff(k) > 0) + 1
+    if not cuts.size:
+        raise ValueError("a step needs at least two distinct points")
+    rss = [((y[:j] - y[:j].mean()) ** 2).sum() + ((y[j:] - y[j:].mean()) ** 2).sum()
+           for j in cuts]
+    j = int(cuts[int(np.argmin(rss))])
+    a, b, c = float(y[:j].mean()), float(y[j:].mean()), float((k[j - 1] + k[j]) / 2)
+    return [a, b, c], lambda kk: np.where(np.asarray(kk) >= c, b, a), 3
+
+
 def _fit(model, k, y):
     from scipy.optimize import curve_fit
 
@@ -40,6 +63,8 @@ def _fit(model, k, y):
     if model == "log":
         coef = np.polyfit(np.log(k), y, 1)
         return coef, lambda kk: np.polyval(coef, np.log(kk)), 2
+    if model == "step":
+        return _step(k, y)
 
     def power(kk, f_inf, a, alpha):
         return f_inf - a * kk ** (-alpha)
@@ -54,8 +79,8 @@ def _fit(model, k, y):
     return coef, lambda kk: power(kk, *coef), 3
 
 
-def fit_growth_laws(values, k=None) -> dict:
-    """Fit three growth laws to a curve and compare them (module docstring).
+def fit_growth_laws(values, k=None, *, laws=LAWS) -> dict:
+    """Fit growth laws to a curve and compare them (module docstring).
 
     Parameters
     ----------
@@ -66,6 +91,8 @@ def fit_growth_laws(values, k=None) -> dict:
     k : array of positive floats, optional
         Arbitrary positive abscissae (member counts, parameter counts, depths), e.g. to fit
         growth across models; sorted internally. The log and power laws need x > 0.
+    laws : tuple of str
+        Which of :data:`ALL_LAWS` to fit (default :data:`LAWS`, the three smooth ones).
 
     Returns per model: parameters, RSS, AICc on all points, and held-out RMSE of the fit on
     the smaller half of the points (by x) when predicting the larger half;
@@ -86,14 +113,20 @@ def fit_growth_laws(values, k=None) -> dict:
                              f"{k.size} points are not")
         order = np.argsort(k, kind="stable")
         k, y = k[order], y[order]
+    unknown = [m for m in laws if m not in ALL_LAWS]
+    if unknown:
+        raise ValueError(f"laws must be among {', '.join(ALL_LAWS)}: got {', '.join(unknown)}")
     half = len(y) // 2
+    # an exact fit (RSS 0: a step through a curve that jumps once) is compared at the RSS of
+    # float rounding, n·spacing(max|y|)², not dropped from the comparison
+    floor = len(y) * float(np.spacing(np.abs(y).max())) ** 2 if y.size else 0.0
     out = {}
-    for model in ("linear", "log", "power"):
+    for model in laws:
         try:
             coef, pred, p = _fit(model, k, y)
             rss = float(((pred(k) - y) ** 2).sum())
             entry = {"params": np.asarray(coef).tolist(), "rss": rss}
-            entry.update(_number("aicc", aicc(rss, len(y), p),
+            entry.update(_number("aicc", aicc(max(rss, floor), len(y), p),
                                  f"AICc needs more than p + 1 = {p + 1} points and RSS > 0 "
                                  f"(n = {len(y)}, RSS = {rss:.3g})"))
             if half >= p + 1 and len(y) - half >= 1:

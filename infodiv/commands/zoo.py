@@ -264,6 +264,10 @@ def configure(parser) -> None:
     _configure_report(sub.add_parser("report", help="extract and analyse finished checkpoints"))
     _configure_depth_report(sub.add_parser(
         "depth-report", help="analyse the finished models of depth roots, write the page"))
+    page = sub.add_parser("depth-page", help="recompute what a depth summary.json's records "
+                                             "determine and redraw its page (no models needed)")
+    page.add_argument("--out", type=Path, default=Path("docs/results/depth"),
+                      help="folder of summary.json, README.md and the figures")
 
 
 def _train(args) -> int:
@@ -362,9 +366,18 @@ def _depth_report(args) -> int:
     return 0
 
 
+def _depth_page(args) -> int:
+    from infodiv.experiments.depth_report import rewrite_page
+
+    summary = rewrite_page(args.out)
+    print(f"{args.out}: README.md redrawn from the {len(summary['records'])} model records of "
+          "summary.json")
+    return 0
+
+
 def run(args) -> int:
     handlers = {"train": _train, "finetune": _finetune, "report": _report,
-                "depth-report": _depth_report}
+                "depth-report": _depth_report, "depth-page": _depth_page}
     if args.zoo_command not in handlers:
         print("infodiv zoo: choose a subcommand: " + ", ".join(handlers), file=sys.stderr)
         return 2

@@ -20,7 +20,7 @@ only their saturation depths are compared (:mod:`infodiv.experiments.depth_satur
   gap?) where there are at least 3 pairs;
 - the truncated model after b blocks against the trained depth-b model of the same seed
   (:func:`infodiv.experiments.across.truncated_vs_depth`);
-- :func:`growth`: linear, logarithmic and saturating-power laws of each figure across depth
+- :func:`growth`: linear, logarithmic, saturating-power and step laws of each figure across depth
   (:func:`infodiv.growth.fit_growth_laws`) on the seed means, per seed, and on every
   seed-and-example replicate (the share of replicates each law wins by AICc and the interval of
   the power law's asymptote);
@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from infodiv.growth import ALL_LAWS
+
 from .across import (
     _pct,
     depth_groups,
@@ -45,6 +47,7 @@ from .across import (
 )
 from .depth_analysis import RESAMPLED
 from .depth_saturation import saturation_depth, saturation_shift
+from .depth_seeds import derive
 
 __all__ = ["SCALARS", "model_record", "points_and_replicates", "by_depth", "table1", "growth",
            "verdict_counts", "summarise"]
@@ -157,9 +160,10 @@ def _gap_regressions(records, points, reps) -> dict:
 
 
 def _fit(x, y) -> dict:
-    from infodiv.growth import fit_growth_laws
+    from infodiv.growth import ALL_LAWS, fit_growth_laws
 
-    return fit_growth_laws(np.asarray(y, np.float64), k=np.asarray(x, np.float64))
+    return fit_growth_laws(np.asarray(y, np.float64), k=np.asarray(x, np.float64),
+                           laws=ALL_LAWS)
 
 
 def growth(records, points, reps, *, min_depths: int = 5, random_state: int = 0) -> list[dict]:
@@ -201,7 +205,7 @@ def growth(records, points, reps, *, min_depths: int = 5, random_state: int = 0)
                          "seeds": seeds, "seed_mean": _fit(x, pts.mean(axis=0)),
                          "per_seed": {int(s): _fit(x, pts[i]) for i, s in enumerate(seeds)},
                          "replicates": {"n": n_b, "aicc_winner_share": {
-                             law: winners.count(law) / n_b for law in ("linear", "log", "power")},
+                             law: winners.count(law) / n_b for law in ALL_LAWS},
                              "power_asymptote_ci95": _pct(asym)}})
     return rows
 
@@ -266,5 +270,6 @@ def summarise(analyses) -> dict:
             "growth": growth(rs, points, reps),
             "saturation": saturation_depth(rs, points, reps),
             "verdicts": verdict_counts(rs)}
+        by_hops[str(hops)]["seeds"] = derive(rs, by_hops[str(hops)])
     shift = saturation_shift({k: v["saturation"] for k, v in by_hops.items()})
     return {"records": records, "by_hops": by_hops, "saturation_shift": shift}

@@ -13,18 +13,20 @@ at equal parameters or executions, and do the truncated models follow the traine
 
 from __future__ import annotations
 
-from .depth_reading import _cell, _family, _iv
+from .depth_reading import _family, _iv
 
 __all__ = ["answer"]
 
 
-def _counts(cell, n_solving) -> str:
-    """"n of m models that solve the task" with the power range and the largest shuffled-label
-    rate (findings of models at chance are not counted: :func:`verdict_counts`)."""
+def _counts(cell, solving, threshold) -> str:
+    """"n of m models that solve the task (held-out accuracy ≥ τ)" with the power range and
+    the largest shuffled-label rate; findings of models that do not solve it are not counted."""
     pw = ("" if cell["power_max"] is None else
           f"; power {cell['power_min']:.2f}–{cell['power_max']:.2f}, shuffled labels at most "
           f"{cell['false_positive_max']:.2f}")
-    return f"{cell['n_finding']} of the {n_solving} models that solve the task{pw}"
+    n = sum(m in solving for m in cell["findings"])
+    return (f"{n} of the {len(solving)} models that solve the task (held-out accuracy ≥ "
+            f"{threshold:.2f}){pw}")
 
 
 def _saturation(sat, hops) -> str:
@@ -101,30 +103,69 @@ def _training(summary, hops) -> str | None:
 
 
 def _growth(d, hops) -> str | None:
-    g = [r for r in d["growth"] if r["figure"] == "accuracy" and r["x"] == "depth"]
+    """The growth law across depth, the step beside the smooth laws: the seed means' AICc
+    winner with every law's RSS, the winner per seed, and the replicate shares where the full
+    analysis fitted the step too."""
+    g = (d.get("seeds") or {}).get("growth")
     if not g:
         return None
-    share = g[0]["replicates"]["aicc_winner_share"]
-    best = max(share, key=share.get)
-    return (f"- **Diminishing gains across depth (K = {hops})**: the {best} law wins "
-            f"{share[best]:.2f} of the seed-and-example replicates (AICc; linear "
-            f"{share['linear']:.2f}).")
+    fits, win = g["seed_mean"], g["winner"]
+    rss = ", ".join(f"{law} {fits[law]['rss']:.3g}" for law in ("step", "log", "power", "linear")
+                    if fits.get(law, {}).get("rss") is not None)
+    per = list(g["winner_per_seed"].values())
+    shape = (f"a step: accuracy jumps from {fits['step']['params'][0]:.2f} to "
+             f"{fits['step']['params'][1]:.2f} between depth "
+             f"{max(x for x in g['depths'] if x < fits['step']['params'][2])} and "
+             f"{min(x for x in g['depths'] if x > fits['step']['params'][2])}, not gains that "
+             "diminish gradually" if win == "step" else
+             f"the {win} law, gradual gains")
+    line = (f"- **How accuracy grows with depth (K = {hops})**: on the seed means the best "
+            f"law by AICc is {shape} (RSS {rss}); per seed: "
+            + ", ".join(f"{law} {per.count(law)} of {len(per)}" for law in dict.fromkeys(per))
+            + ".")
+    rep = [r for r in d["growth"] if r["figure"] == "accuracy" and r["x"] == "depth"]
+    share = rep[0]["replicates"]["aicc_winner_share"] if rep else {}
+    if "step" in share:
+        line = line[:-1] + (" ; seed-and-example replicates won: "
+                            + ", ".join(f"{k} {v:.2f}" for k, v in share.items()) + ".")
+    return line
+
+
+def _collapse(d, hops) -> str | None:
+    """Depths past saturation whose seed median falls below τ again, with their seeds' states."""
+    seeds = d.get("seeds") or {}
+    rows = seeds.get("collapses") or []
+    if not rows:
+        return None
+    words = {"solves": "solving", "partial": "partial (above chance, below τ)",
+             "chance": "at chance held-out", "plateau": "on the chance plateau in training"}
+    parts = [f"depth {r['depth']} (seed median {r['median']:.3f}: "
+             + ", ".join(f"{n} {words[k]}" for k, n in r["counts"].items()) + ")"
+             for r in rows]
+    return (f"- **Not monotone in depth (K = {hops})**: past the saturation depth "
+            f"{rows[0]['saturated_at']} the seed median falls below {seeds['threshold']:.2f} "
+            f"again at {'; '.join(parts)}. Deeper models of this recipe fail to train more "
+            "often; the saturation depth is the first depth that reaches τ, and these failures "
+            "say that the optimiser found no solution there, not that the depth has none.")
 
 
 def _mechanism(summary, d, hops) -> list[str]:
     v = d["verdicts"]
     rows = [r for r in summary["records"] if str(r["hops"]) == hops]
-    n_solving = sum(not r.get("at_chance") for r in rows)
+    seeds = d.get("seeds") or {}
+    tau = seeds.get("threshold", 0.9)
+    solving = {m for m, st in (seeds.get("states") or {}).items() if st == "solves"}
     if not v:
         return []
-    if not n_solving:
-        return [f"- **Claims (K = {hops})**: all {len(rows)} analysed models are at chance; "
-                "their verdicts say nothing about how the task is solved."]
+    if not solving:
+        return [f"- **Claims (K = {hops})**: none of the {len(rows)} analysed models solves "
+                f"the task (held-out accuracy ≥ {tau:.2f}); their verdicts say nothing about "
+                "how it is solved."]
     out = []
     if "premise" in v:
         out.append(f"- **Theorem 7's premise (K = {hops})**: the members are dependent given "
-                   f"the label (the premise fails) in {_counts(v['premise'], n_solving)}.")
-    parts = [f"{label} a finding in {_counts(v[name], n_solving)}"
+                   f"the label (the premise fails) in {_counts(v['premise'], solving, tau)}.")
+    parts = [f"{label} a finding in {_counts(v[name], solving, tau)}"
              for name, label in (("redundancy_cost", "the redundancy cost is"),
                                  ("gains_vs_control", "faster diminishing than the "
                                   "conditionally independent control is"))
@@ -135,21 +176,50 @@ def _mechanism(summary, d, hops) -> list[str]:
     return out
 
 
+def _t(cell) -> str:
+    """The t interval of an accuracy difference; one wider than [−1, 1], the range a difference
+    of accuracies can take, is said to bound nothing."""
+    if cell.get("ci95") is None:
+        return "–"
+    lo, hi = cell["ci95"]
+    return _iv(cell["ci95"], ".3f") + (": wider than a difference can be, three seeds bound "
+                                       "nothing here" if lo < -1 or hi > 1 else "")
+
+
 def _sharing(d, hops) -> str | None:
-    rows = d["table1"]["rows"]
-    if not rows:
+    """Table 1 with the t interval over seeds beside the seed-and-example bootstrap (which
+    cannot leave the range of the seeds' values), equal executions stated first, and the gap
+    regression with its most influential pair."""
+    pairs = (d.get("seeds") or {}).get("pairs") or []
+    if not pairs:
         return None
-    cells = [f"L = {r['shared_depth']} shared vs {r['unshared_depth']} unshared "
-             f"({r['compare']}) {_cell(r['accuracy'])}" for r in rows]
-    line = f"- **Layer sharing (K = {hops}), accuracy difference**: " + "; ".join(cells) + "."
-    regs = [(label, d["table1"].get("gap_regression_solving", {}).get(div) or {})
-            for div, label in (("sq_diversity", "squared-loss"), ("ce_diversity", "CE"))]
-    regs = [(label, g) for label, g in regs if "r" in g]
-    if regs:
-        line += (f" Does the diversity gap explain it? Over the {regs[0][1]['n_pairs']} pairs "
-                 "whose two models both solve the task, r = " + "; ".join(
-                     f"{g['r']:.2f} {_iv(g['r_ci95'], '.2f')} ({label}, permutation p = "
-                     f"{g['p_permutation']:.3f})" for label, g in regs) + ".")
+    pairs = sorted(pairs, key=lambda p: (p["compare"] != "equal executions", p["shared_depth"]))
+    cells = [f"shared L = {p['shared_depth']} vs unshared L = {p['unshared_depth']} "
+             f"({p['compare']}) {p['t']['mean']:.3f}, t interval over {p['t']['n']} seeds "
+             f"{_t(p['t'])} (seed-and-example bootstrap {_iv(p['bootstrap_ci95'], '.3f')}; "
+             f"per seed {', '.join(f'{x:.3f}' for x in p['differences'])})" for p in pairs]
+    line = (f"- **Layer sharing (K = {hops}), accuracy difference, shared minus unshared**: "
+            + "; ".join(cells) + ". With 3 seeds the bootstrap over seeds cannot leave the "
+            "range of the three values; the t interval can, and is the one to read.")
+    infl = ((d.get("seeds") or {}).get("gap_influence") or {})
+    for which, words in (("above_chance", "both above chance"),
+                         ("solving", "both solving the task")):
+        for div, g in (infl.get(which) or {}).items():
+            if div != "ce_diversity" or g.get("r") is None:
+                continue
+            top = g["most_influential"]
+            line += (f" Does the CE-diversity gap explain the accuracy gap? Over the "
+                     f"{g['n_pairs']} pairs whose two models are {words}: r = {g['r']:.2f} "
+                     f"(Spearman {g['spearman']:.2f}, {g['permutation']} permutation p = "
+                     f"{g['p_permutation']:.3f})")
+            if top is not None:
+                line += (f"; without the pair shared L = {top['shared_depth']} vs "
+                         f"{top['unshared_depth']} ({top['compare']}, seed {top['seed']}) "
+                         f"r = {top['r_without']:.2f} (Spearman "
+                         f"{g['spearman_without_most_influential']:.2f})")
+                if abs(top["influence"]) >= 0.5 * abs(g["r"]) and abs(g["r"]) >= 0.3:
+                    line += ": the correlation rests on that one pair"
+            line += "."
     return line
 
 
@@ -174,7 +244,7 @@ def answer(summary) -> list[str]:
     if summary.get("saturation_shift"):
         lines.append(_shift(summary["saturation_shift"]))
     for hops, d in summary["by_hops"].items():
-        lines += [x for x in (_training(summary, hops), _growth(d, hops),
+        lines += [x for x in (_training(summary, hops), _collapse(d, hops), _growth(d, hops),
                               *_mechanism(summary, d, hops), _sharing(d, hops),
                               _truncated(d, hops)) if x]
     return lines

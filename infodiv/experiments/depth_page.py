@@ -180,6 +180,11 @@ def _setup_lines(summary) -> list[str]:
         "scripts/depth_analysis.sh        # analyse every finished model, write this page",
         "```",
         "",
+        "What the model records of `summary.json` alone determine (model states by the 0.90 "
+        "threshold, t intervals over seeds, the step law, the gap regression's leave-one-out "
+        "influence) is recomputed from the committed file, without the models, by "
+        "`infodiv zoo depth-page --out docs/results/depth`.",
+        "",
         "On a GPU, `DEVICE=cuda JOBS=15 scripts/depth_experiment.sh` trains every model as its "
         "own job, 15 at a time (start CUDA MPS first, `nvidia-cuda-mps-control -d`, so "
         "that the jobs share the GPU); a checkpoint written there "

@@ -106,6 +106,14 @@ def _below_zero(rows) -> str:
             "estimate H(Y) − held-out cross-entropy scatters around 0 there).")
 
 
+def _shares(share) -> str:
+    """The share of seed-and-example replicates each law wins (the summary's replicates were
+    fitted without the step when it has no share for it)."""
+    among = "" if "step" in share else " among the smooth laws only (no step in these fits)"
+    return (f"; share of seed-and-example replicates won by each law{among}: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in share.items()))
+
+
 def reading(summary, hops) -> list[str]:
     """Claim by claim, what the numbers of difficulty ``hops`` support (module docstring)."""
     d = summary["by_hops"][hops]
@@ -119,7 +127,9 @@ def reading(summary, hops) -> list[str]:
                    "sharing; no comparison across depth yet.")
     else:
         out.append(f"- Growth with depth: accuracy {acc}; usable information {info}."
-                   + _below_zero(un))
+                   + _below_zero(un) + " These intervals resample the seeds inside every example "
+                   "resample; with 3 seeds they cannot leave the range of the seeds' values "
+                   "(the answer gives t intervals where seeds are compared).")
     med = {r["depth"]: float(np.median([x["accuracy"] for x in summary["records"]
                                         if str(x["hops"]) == hops and not x["shared"]
                                         and x["depth"] == r["depth"]])) for r in un}
@@ -129,15 +139,17 @@ def reading(summary, hops) -> list[str]:
                    f"depth 1 <= 0.50): depth {top}: {med[top]:.3f}, depth 1: {med[1]:.3f}; "
                    + ("met." if med[top] >= 0.90 and med[1] <= 0.50 else "not met."))
     g = [r for r in d["growth"] if r["figure"] == "accuracy" and r["x"] == "depth"]
-    if g:
-        share = g[0]["replicates"]["aicc_winner_share"]
-        out.append(f"- Diminishing gains across depth: the AICc winner on the seed means is "
-                   f"{g[0]['seed_mean']['best_aicc']}; share of seed-and-example replicates "
-                   f"won by each law: " + ", ".join(f"{k} {v:.2f}" for k, v in share.items())
-                   + ".")
+    step = (d.get("seeds") or {}).get("growth")
+    if step:
+        fits = step["seed_mean"]
+        out.append("- Growth law across depth (accuracy, seed means): AICc "
+                   + ", ".join(f"{law} {fmt(fits[law].get('aicc'), '.1f')}" for law in fits
+                               if isinstance(fits[law], dict) and "rss" in fits[law])
+                   + f"; the winner is {step['winner']}"
+                   + (_shares(g[0]["replicates"]["aicc_winner_share"]) if g else "") + ".")
     else:
-        out.append("- Diminishing gains across depth: the growth laws need at least 5 "
-                   "unshared depths that every seed has; not available yet.")
+        out.append("- Growth law across depth: needs at least 4 unshared depths that every "
+                   "seed has; not available yet.")
     counts = d["verdicts"]
     for name in CLAIM_ORDER:
         if name in counts and CLAIMS[name].group != "report":
@@ -161,8 +173,8 @@ def reading(summary, hops) -> list[str]:
                        f"{_cell(c)} (interval {side}); squared-loss diversity difference "
                        f"{_cell(r['sq_diversity'], '.4g')}.")
         for key, which in (("gap_regression", "shared/unshared pairs"),
-                           ("gap_regression_solving", "pairs whose two models both solve the "
-                                                      "task")):
+                           ("gap_regression_solving", "pairs whose two models are both above "
+                                                      "chance")):
             for div, g in (d["table1"].get(key) or {}).items():
                 if "r" in g:
                     out.append(f"- Does the diversity gap explain the accuracy gap ({div}, "

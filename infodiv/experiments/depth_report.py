@@ -203,6 +203,30 @@ def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=P
     return summary
 
 
+def rewrite_page(out) -> dict:
+    """Recompute what the model records of ``out/summary.json`` alone determine
+    (:func:`infodiv.experiments.depth_seeds.refresh`: model states, t intervals over seeds, the
+    step law, the gap regression's influence), write it back and redraw ``out/README.md`` and
+    the figures; no model is needed. Returns the summary."""
+    from infodiv.reports.serialize import write_json
+
+    from .depth_page import write_page
+    from .depth_seeds import refresh
+
+    path = Path(out) / "summary.json"
+    if not path.is_file():
+        raise ValueError(f"--out {out}: no summary.json there (written by zoo depth-report)")
+    try:
+        summary = json.loads(path.read_text())
+        summary = refresh(summary)
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a depth-grid summary ({type(exc).__name__}: {exc})") \
+            from None
+    write_json(path, summary)
+    write_page(summary, Path(out))
+    return summary
+
+
 def contrast_rows(path) -> list[dict]:
     """Seed-mean held-out accuracy per depth of the unshared models of a zoo ``summary.json``
     (a task one block solves: the contrast of the depth grid)."""

@@ -111,20 +111,30 @@ def test_shift_counts_replicate_pairs_and_the_answer_says_it():
 def test_mechanism_lines_count_only_models_that_solve_the_task():
     from infodiv.experiments.depth_across import verdict_counts
     from infodiv.experiments.depth_answer import _mechanism
+    from infodiv.experiments.depth_seeds import model_state
 
     v = {"detected": True, "calibrated": True, "finding": True, "no_test": False,
          "power": {"rate": 1.0, "ci": [0.8, 1.0]}, "false_positive": {"rate": 0.05,
                                                                      "ci": [0, 0.2]}}
-    records = [{"model": "a", "hops": 1, "at_chance": True, "verdicts": {"premise": v}},
-               {"model": "b", "hops": 1, "at_chance": False, "verdicts": {"premise": v}},
-               {"model": "c", "hops": 1, "at_chance": False,
+    records = [{"model": "a", "hops": 1, "at_chance": True, "accuracy": 0.25,
+                "verdicts": {"premise": v}},
+               {"model": "b", "hops": 1, "at_chance": False, "accuracy": 0.95,
+                "verdicts": {"premise": v}},
+               {"model": "p", "hops": 1, "at_chance": False, "accuracy": 0.586,
+                "verdicts": {"premise": v}},     # partial: above chance, below 0.90
+               {"model": "c", "hops": 1, "at_chance": False, "accuracy": 0.99,
                 "verdicts": {"premise": {**v, "detected": False, "finding": False}}}]
-    d = {"verdicts": verdict_counts(records)}
-    line, = _mechanism({"records": records}, d, "1")
-    assert "in 1 of the 2 models that solve the task; power 1.00–1.00" in line
+
+    def hops(rs):
+        return {"verdicts": verdict_counts(rs),
+                "seeds": {"threshold": 0.9, "states": {r["model"]: model_state(r) for r in rs}}}
+
+    line, = _mechanism({"records": records}, hops(records), "1")
+    assert ("in 1 of the 2 models that solve the task (held-out accuracy ≥ 0.90); power "
+            "1.00–1.00") in line
     chance = [{**r, "at_chance": True} for r in records]
-    line, = _mechanism({"records": chance}, {"verdicts": verdict_counts(chance)}, "1")
-    assert "all 3 analysed models are at chance" in line
+    line, = _mechanism({"records": chance}, hops(chance), "1")
+    assert "none of the 4 analysed models solves the task (held-out accuracy ≥ 0.90)" in line
 
 
 def _analysis(hops, depth, seed, acc, b=50):
