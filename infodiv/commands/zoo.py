@@ -50,6 +50,8 @@ HOPS_OPTIONS = {
                  "'> x' (answer: the successor of x)",
     "n_heldout": "with --task hops: held-out examples",
     "heldout_seed": "with --task hops: seed of the held-out draw",
+    "heldout_frac": "with --task hops: share of training sequences posed exactly as the "
+                    "held-out question (K hops, one question)",
 }
 #: ``zoo depth-report`` options: the :class:`~infodiv.experiments.depth_analysis.DepthSettings`
 #: field each one sets, with its help
@@ -143,6 +145,14 @@ def _configure_train(p) -> None:
     _add_schedule(p, steps=600, batch_size=32, lr=2e-3, warmup=30, checkpoint_every=50)
     p.add_argument("--lm-weight", type=float, default=0.0,
                    help="weight of the next-token loss on the prompt (default 0: answer only)")
+    p.add_argument("--restart-check", type=int, default=0, metavar="STEP",
+                   help="with --task hops: a model whose mean loss over the last "
+                        "--restart-window steps is still on the chance plateau (>= 0.95 ln "
+                        "#options) at STEP restarts from a new initialisation (0: never)")
+    p.add_argument("--max-restarts", type=int, default=2,
+                   help="with --restart-check: restarts per model at most (all recorded)")
+    p.add_argument("--restart-window", type=int, default=100,
+                   help="with --restart-check: steps averaged at the check")
     p.add_argument("--vocab-size", type=int, default=4096)
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--shard", type=_shard, default=(0, 1),
@@ -273,11 +283,18 @@ def configure(parser) -> None:
 def _train(args) -> int:
     from infodiv.experiments.configs import ModelSpec, zoo_grid
 
-    hops = None
+    hops = rule = None
     if args.task == "hops":
         from infodiv.experiments.hops import HopsTask, train_len
 
         hops = _fields(args, HopsTask, HOPS_OPTIONS)
+        if args.restart_check:
+            from infodiv.experiments.restarts import RestartRule
+
+            rule = RestartRule(args.restart_check, args.max_restarts, args.restart_window)
+    elif args.restart_check:
+        raise ValueError("--restart-check applies to --task hops only (the AG News zoo "
+                         "trains without restarts)")
     max_len = args.max_len or (64 if hops is None else train_len(hops))
     common = dict(width=args.width, heads=args.heads, mlp=args.mlp, max_len=max_len,
                   init_std=args.init_std)
@@ -295,7 +312,7 @@ def _train(args) -> int:
         from infodiv.experiments.depth import train_depth
 
         records = train_depth(args.root, specs, cfg, hops, shard=args.shard,
-                              progress=not args.quiet, device=args.device, log=log)
+                              progress=not args.quiet, device=args.device, log=log, rule=rule)
     done = sum(bool(r.get("finished")) for r in records)
     print(f"{args.root}: {done}/{len(records)} model(s) finished", flush=True)
     return 0

@@ -106,16 +106,17 @@ def _config(spec: ModelSpec, tokenizer):
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, **extra)
 
 
-def build_model(spec: ModelSpec, tokenizer):
-    """A freshly initialised model of ``spec`` (weights seeded by ``spec.seed``), with its
-    blocks repeated by :func:`extraction.models.apply_layer_repeats` when shared."""
+def build_model(spec: ModelSpec, tokenizer, init_seed: int | None = None):
+    """A freshly initialised model of ``spec`` (weights seeded by ``init_seed``, default
+    ``spec.seed``), with its blocks repeated by :func:`extraction.models.apply_layer_repeats`
+    when shared."""
     import torch
     from transformers import AutoModelForCausalLM
 
     from extraction.models import apply_layer_repeats
 
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(spec.seed)
+        torch.manual_seed(spec.seed if init_seed is None else int(init_seed))
         model = AutoModelForCausalLM.from_config(_config(spec, tokenizer), dtype=torch.float32)
     return apply_layer_repeats(model)
 

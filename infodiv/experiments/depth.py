@@ -28,11 +28,14 @@ SETTINGS = "depth.json"
 HELDOUT_FILE = "heldout.jsonl"
 
 
-def _settings(task, cfg) -> dict:
-    return {"task": "hops", "hops_task": task.to_dict(), "train": cfg.to_dict()}
+def _settings(task, cfg, rule=None) -> dict:
+    out = {"task": "hops", "hops_task": task.to_dict(), "train": cfg.to_dict()}
+    if rule is not None:     # the restart rule is part of the recipe every model shares
+        out["restart_rule"] = rule.to_dict()
+    return out
 
 
-def prepare_depth_root(root, task, cfg):
+def prepare_depth_root(root, task, cfg, rule=None):
     """Create or check ``root``: settings, tokenizer and held-out file. Returns
     ``(tokenizer, stream, heldout_task)``; the held-out task is read back from the file
     through the toolkit's task-file reader.
@@ -48,7 +51,7 @@ def prepare_depth_root(root, task, cfg):
 
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    want = _settings(task, cfg)
+    want = _settings(task, cfg, rule)
     path = root / SETTINGS
     if path.is_file():
         have = json.loads(path.read_text())
@@ -80,9 +83,11 @@ def prepare_depth_root(root, task, cfg):
 
 
 def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
-                device: str = "cpu", log=print) -> list[dict]:
+                device: str = "cpu", log=print, rule=None) -> list[dict]:
     """Train every spec of ``specs`` (skipping finished ones, resuming an interrupted one)
-    under ``root`` on the pointer-chasing ``task``; returns the records of this call."""
+    under ``root`` on the pointer-chasing ``task``, each under the restart ``rule``
+    (:mod:`infodiv.experiments.restarts`; None: one attempt); returns the records of this
+    call."""
     from .hops import train_len
     from .runner import check_shard, train_grid
 
@@ -93,6 +98,6 @@ def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
         raise ValueError(f"max_len must be >= {need} (the {task.hops}-hop training sequence "
                          f"with {task.queries} question(s)), got "
                          f"{specs[0].max_len} for {short[0]}")
-    tok, stream, held = prepare_depth_root(root, task, cfg)
+    tok, stream, held = prepare_depth_root(root, task, cfg, rule)
     return train_grid(root, specs, shard, tok, stream, held, cfg, progress=progress,
-                      device=device, log=log, label=f"depth grid {root}")
+                      device=device, log=log, label=f"depth grid {root}", rule=rule)

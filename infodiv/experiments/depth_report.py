@@ -33,6 +33,7 @@ import numpy as np
 from .configs import planned_names
 from .depth import HELDOUT_FILE, SETTINGS
 from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model
+from .restarts import PLATEAU_SHARE, plateau
 
 __all__ = ["PLANNED", "PLATEAU_SHARE", "check_roots", "inventory", "training_outcome",
            "analyse_root", "contrast_rows", "report_depth"]
@@ -41,9 +42,6 @@ __all__ = ["PLANNED", "PLATEAU_SHARE", "check_roots", "inventory", "training_out
 PLANNED = {"depths": (8, 6, 4, 3, 2, 1), "shared_depths": (4, 2), "seeds": (0, 1, 2),
            "width": 64}
 ANALYSIS_DIR = "analysis"
-#: a training loss at or above this share of the chance loss ln(#options) at the end of
-#: training is "on the chance plateau" (the model did not learn to tell the options apart)
-PLATEAU_SHARE = 0.95
 
 
 def check_roots(roots) -> list[Path]:
@@ -103,24 +101,16 @@ def inventory(root, planned=PLANNED) -> list[dict]:
 
 
 def training_outcome(record: dict) -> dict | None:
-    """Where a finished model's training loss ended, from its ``zoo.json`` ``record``.
-
-    ``final_loss`` is the mean training loss (cross-entropy of the answer tokens, nats) over the
-    last 1% of the steps (at least one step); ``chance_loss`` = ln(#options), the loss of a
-    model that puts its mass uniformly on the options and knows nothing more;
-    ``on_plateau`` = ``final_loss >= PLATEAU_SHARE * chance_loss``. ``None`` when the record
-    keeps no losses.
-    """
-    losses = np.asarray(record.get("losses") or [], np.float64)
-    options = record.get("option_ids") or []
-    if losses.size == 0 or len(options) < 2:
-        return None
-    window = max(1, -(-losses.size // 100))
-    final = float(losses[-window:].mean())
-    chance = float(np.log(len(options)))
-    return {"final_loss": final, "window": window, "n_options": len(options),
-            "chance_loss": chance, "plateau_share": PLATEAU_SHARE,
-            "on_plateau": bool(final >= PLATEAU_SHARE * chance)}
+    """Where a finished model's training loss ended, from its ``zoo.json`` ``record``
+    (:func:`infodiv.experiments.restarts.plateau` over the last 1% of the steps): ``final_loss``
+    (mean answer-token cross-entropy, nats) against ``chance_loss`` = ln(#options) and
+    ``on_plateau``; with the restart rule, ``attempts`` (how many initialisations it took) and
+    ``init_seed``. ``None`` when the record keeps no losses."""
+    out = plateau(record.get("losses") or [], len(record.get("option_ids") or []))
+    if out is not None and record.get("attempts") is not None:
+        out.update(attempts=1 + sum(bool(a["restarted"]) for a in record["attempts"]),
+                   init_seed=record.get("init_seed"))
+    return out
 
 
 def _stored_settings_match(path: Path, settings: DepthSettings) -> bool:

@@ -78,6 +78,10 @@ class HopsTask:
         Held-out examples.
     heldout_seed : int
         Seed of the held-out draw.
+    heldout_frac : float
+        Share of the training sequences posed exactly as the held-out question: ``hops`` hops,
+        one question, nothing answered before it (0: none, every sequence of the mixture
+        above; the held-out format then never occurs in training).
     """
 
     hops: int = positive(4)
@@ -87,11 +91,14 @@ class HopsTask:
     next_frac: float = 0.5
     n_heldout: int = positive(2000)
     heldout_seed: int = non_negative(12345)
+    heldout_frac: float = 0.0
 
     def __post_init__(self):
         check_int_fields(self)
-        if not 0.0 <= self.next_frac <= 1.0:
-            raise ValueError(f"next_frac must be in [0, 1], got {self.next_frac!r}")
+        for name in ("next_frac", "heldout_frac"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {v!r}")
         if self.min_hops > self.hops:
             raise ValueError(f"min_hops must be <= hops={self.hops}, got {self.min_hops}")
         if self.symbols < N_CHAINS * self.hops:
@@ -99,7 +106,12 @@ class HopsTask:
                              f"got {self.symbols}")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields; ``heldout_frac`` only when it is set (a grid trained without it keeps
+        its settings and resume fingerprints)."""
+        d = asdict(self)
+        if not self.heldout_frac:
+            del d["heldout_frac"]
+        return d
 
 
 @dataclass(frozen=True)
@@ -186,7 +198,9 @@ def train_batch_examples(task: HopsTask, seed: int, step: int, batch_size: int,
     rng = np.random.default_rng([TRAIN_TAG, int(seed), int(step)])
     out = []
     for _ in range(int(batch_size)):
-        hops = int(rng.integers(task.min_hops, task.hops + 1))
+        # drawn only when set, so that a stream without it is the same as before it existed
+        plain = bool(task.heldout_frac) and rng.random() < task.heldout_frac
+        hops = task.hops if plain else int(rng.integers(task.min_hops, task.hops + 1))
         label = int(rng.integers(N_CHAINS))
         for _ in range(1000):
             ex = make_example(rng, hops, task.symbols, label)
@@ -194,7 +208,7 @@ def train_batch_examples(task: HopsTask, seed: int, step: int, batch_size: int,
                 break
         else:
             raise ValueError("every draw collides with the held-out set; raise symbols")
-        if task.queries > 1:
+        if task.queries > 1 and not plain:
             succ = dict(ex.pairs)
             ends = {a: follow(ex.pairs, a) for a in succ}
             sources = sorted(succ)

@@ -96,11 +96,14 @@ def check_shard(shard) -> tuple[int, int]:
 
 
 def train_grid(root, specs, shard, tok, data, held, cfg, *, progress: bool = True,
-               device: str = "cpu", log=print, label: str = "zoo") -> list[dict]:
+               device: str = "cpu", log=print, label: str = "zoo", rule=None) -> list[dict]:
     """Train this shard's specs under ``root`` on ``data`` (rows or a batch stream): finished
     models are skipped, an interrupted one resumes from its checkpoint, and each says so.
-    Returns the records of the models handled by this call (finished or not)."""
-    from .train import is_finished, read_record, train_model
+    ``rule``: the :class:`infodiv.experiments.restarts.RestartRule` every model trains under
+    (None: one attempt each). Returns the records of the models handled by this call
+    (finished or not)."""
+    from .restarts import train_with_restarts
+    from .train import is_finished, read_record
 
     k, n = shard
     mine = [s for i, s in enumerate(specs) if i % n == k]
@@ -113,12 +116,13 @@ def train_grid(root, specs, shard, tok, data, held, cfg, *, progress: bool = Tru
             continue
         if (folder / "state.pt").is_file():
             log(f"[{i + 1}/{len(mine)}] {spec.name}: resuming from its checkpoint")
-        rec = train_model(spec, tok, data, folder, cfg, heldout_task=held, progress=progress,
-                          device=device, log=log)
+        rec = train_with_restarts(spec, tok, data, folder, cfg, rule, heldout_task=held,
+                                  progress=progress, device=device, log=log)
         acc = rec.get("heldout", {}).get("accuracy")
         log(f"[{i + 1}/{len(mine)}] {spec.name}: {rec['step']} steps, "
             f"{rec['wall_time_s']:.0f} s ({rec['s_per_step']:.3f} s/step)"
-            + ("" if acc is None else f", held-out accuracy {acc:.3f}"))
+            + ("" if acc is None else f", held-out accuracy {acc:.3f}")
+            + (f", {len(rec['attempts'])} attempt(s) checked" if rec.get("attempts") else ""))
         records.append(rec)
     log(f"{label}: {len(records)} model(s) in {time.perf_counter() - t0:.0f} s this call")
     return records

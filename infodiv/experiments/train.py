@@ -312,7 +312,7 @@ def write_record(folder, record: dict) -> None:
 
 def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldout_task=None,
                 progress: bool = True, stop_after: int | None = None, device: str = "cpu",
-                log=print) -> dict:
+                init_seed: int | None = None, log=print) -> dict:
     """Train (or resume, or skip when finished) one zoo model; returns its record.
 
     Parameters
@@ -334,6 +334,10 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
     device : str
         Where to train (``"cpu"``, ``"cuda"``); resumes are bit-identical on CPU (on CUDA only
         with deterministic kernels).
+    init_seed : int, optional
+        Seed of the initial weights (default ``spec.seed``; the data order always follows
+        ``spec.seed``): a restart from a new initialisation
+        (:mod:`infodiv.experiments.restarts`); it joins the resume fingerprint.
 
     Returns
     -------
@@ -359,9 +363,11 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
             seqs, option_ids = encode(tokenizer, train_task, spec.max_len)
             targets = [option_ids[int(y)] for y in train_task.labels]
             n_train, batches = len(train_task), None
-        model = build_model(spec, tokenizer).to(device)
+        model = build_model(spec, tokenizer, init_seed).to(device)
         fingerprint = {"spec": spec.to_dict(), "train": cfg.to_dict(),
                        "n_train": n_train, "vocab": len(tokenizer)}
+        if init_seed is not None and int(init_seed) != spec.seed:
+            fingerprint["init_seed"] = int(init_seed)
         if stream:
             fingerprint["stream"] = train_task.describe()
         pad_id = tokenizer.pad_token_id
