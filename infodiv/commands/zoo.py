@@ -27,15 +27,20 @@ every per-model analysis is cached, so a rerun resumes model by model (``--only`
 depth roots (:mod:`infodiv.experiments.depth_report`): exact extraction on each root's held-out
 file, accuracy, usable information, the claims' verdicts through the inference engine with their
 power, per model cached in ``<root>/analysis/`` (a rerun reuses them and says so); then
-``--out`` (default ``docs/results/depth``) gets ``summary.json``, ``README.md`` and figures.
+``--out`` (default ``docs/results/depth``) gets ``summary.json``, ``README.md`` and figures;
+``depth-page``, ``depth-bundle`` and ``depth-reproduce`` (:mod:`infodiv.commands.zoo_depth`)
+redraw the page from the summary, write the committed bundle and recompute everything from it.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
+
+from .fields import add_fields, fields_of
+from .zoo_depth import HANDLERS as DEPTH_HANDLERS
+from .zoo_depth import configure_depth
 
 #: ``--task hops`` options: the :class:`~infodiv.experiments.hops.HopsTask` field each one sets,
 #: with its help (:func:`_add_fields`)
@@ -53,21 +58,6 @@ HOPS_OPTIONS = {
     "heldout_frac": "with --task hops: share of training sequences posed exactly as the "
                     "held-out question (K hops, one question)",
 }
-#: ``zoo depth-report`` options: the :class:`~infodiv.experiments.depth_analysis.DepthSettings`
-#: field each one sets, with its help
-DEPTH_OPTIONS = {
-    "n_bootstrap": "B example resamples of the claims (everything refitted)",
-    "n_permutations": "K label permutations of the claims' null (>= 39)",
-    "n_power": "surrogates of each kind for power and shuffled-label rates (0 skips)",
-    "n_orders": "random member orders per replicate",
-    "n_triples": "nested chains of the DR claims",
-    "report_resamples": "B = K of the Theorem 8 report",
-    "resamples": "example resamples shared by the models of a root (intervals across models)",
-    "objective": "set function of the claims",
-    "random_state": "random_state of every resampling",
-}
-
-
 def _shard(text: str):
     try:
         k, n = (int(x) for x in text.split("/"))
@@ -76,22 +66,6 @@ def _shard(text: str):
     if not 0 <= k < n:
         raise argparse.ArgumentTypeError(f"--shard K/N needs 0 <= K < N, got {text!r}")
     return k, n
-
-
-def _add_fields(p, record, options: dict, flags: dict | None = None) -> None:
-    """One option per field of the settings dataclass ``record`` named in ``options`` (field
-    -> help): ``--field-name`` (``flags`` may name it otherwise), with the field's default and
-    its type, stored under the field's name (:func:`_fields`)."""
-    defaults = {f.name: f.default for f in dataclasses.fields(record)}
-    for name, text in options.items():
-        flag = (flags or {}).get(name, "--" + name.replace("_", "-"))
-        p.add_argument(flag, dest=name, metavar=flag[2:].replace("-", "_").upper(),
-                       type=type(defaults[name]), default=defaults[name], help=text)
-
-
-def _fields(args, record, options: dict):
-    """The ``record`` of the options :func:`_add_fields` added for ``options``."""
-    return record(**{name: getattr(args, name) for name in options})
 
 
 def _add_count(p, flag: str, default: int, text: str) -> None:
@@ -141,7 +115,7 @@ def _configure_train(p) -> None:
                    help="context / prompt truncation (default 64; hops: the K-hop prompt)")
     p.add_argument("--task", choices=("ag_news", "hops"), default="ag_news",
                    help="training task: AG News rows, or generated K-hop pointer chasing")
-    _add_fields(p, HopsTask, HOPS_OPTIONS)
+    add_fields(p, HopsTask, HOPS_OPTIONS)
     _add_schedule(p, steps=600, batch_size=32, lr=2e-3, warmup=30, checkpoint_every=50)
     p.add_argument("--lm-weight", type=float, default=0.0,
                    help="weight of the next-token loss on the prompt (default 0: answer only)")
@@ -244,40 +218,12 @@ def _configure_report(p) -> None:
     p.add_argument("--quiet", action="store_true")
 
 
-def _configure_depth_report(p) -> None:
-    from infodiv.experiments.depth_analysis import DepthSettings
-
-    p.add_argument("roots", type=Path, nargs="+",
-                   help="depth roots written by 'infodiv zoo train --task hops' "
-                        "(e.g. runs/depth/k2 runs/depth/k1)")
-    p.add_argument("--out", type=Path, default=Path("docs/results/depth"),
-                   help="folder of summary.json, README.md and the figures")
-    _add_fields(p, DepthSettings, DEPTH_OPTIONS, flags={"random_state": "--seed"})
-    p.add_argument("--depths", type=int, nargs="*", default=[8, 6, 4, 3, 2, 1],
-                   help="planned unshared depths (listed as not started until they exist)")
-    p.add_argument("--shared-depths", type=int, nargs="*", default=[4, 2],
-                   help="planned shared-twin depths")
-    p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2], help="planned seeds")
-    p.add_argument("--width", type=int, default=64, help="planned width")
-    p.add_argument("--planned-hops", type=int, nargs="*", default=[],
-                   help="difficulties K of the experiment; those without a root here are "
-                        "listed as not started")
-    p.add_argument("--contrast", type=Path, default=None,
-                   help="the AG News zoo's summary.json, summarised on the page")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
 def configure(parser) -> None:
     sub = parser.add_subparsers(dest="zoo_command", metavar="ZOO_COMMAND")
     _configure_train(sub.add_parser("train", help="train or resume the zoo"))
     _configure_finetune(sub.add_parser("finetune", help="fine-tune SmolLM2 on the zoo rows"))
     _configure_report(sub.add_parser("report", help="extract and analyse finished checkpoints"))
-    _configure_depth_report(sub.add_parser(
-        "depth-report", help="analyse the finished models of depth roots, write the page"))
-    page = sub.add_parser("depth-page", help="recompute what a depth summary.json's records "
-                                             "determine and redraw its page (no models needed)")
-    page.add_argument("--out", type=Path, default=Path("docs/results/depth"),
-                      help="folder of summary.json, README.md and the figures")
+    configure_depth(sub)
 
 
 def _train(args) -> int:
@@ -287,7 +233,7 @@ def _train(args) -> int:
     if args.task == "hops":
         from infodiv.experiments.hops import HopsTask, train_len
 
-        hops = _fields(args, HopsTask, HOPS_OPTIONS)
+        hops = fields_of(args, HopsTask, HOPS_OPTIONS)
         if args.restart_check:
             from infodiv.experiments.restarts import RestartRule
 
@@ -364,37 +310,8 @@ def _report(args) -> int:
     return 0
 
 
-def _depth_report(args) -> int:
-    from infodiv.experiments.depth_analysis import DepthSettings
-    from infodiv.experiments.depth_report import report_depth
-
-    settings = _fields(args, DepthSettings, DEPTH_OPTIONS)
-    planned = {"depths": tuple(args.depths), "shared_depths": tuple(args.shared_depths),
-               "seeds": tuple(args.seeds), "width": args.width}
-    summary = report_depth(args.roots, args.out, settings, planned=planned,
-                           planned_hops=args.planned_hops, contrast=args.contrast,
-                           progress=not args.quiet, log=lambda m: print(m, flush=True))
-    for r in summary["records"]:
-        found = [k for k, v in r["verdicts"].items() if v["finding"]]
-        print(f"{r['model']} (K = {r['hops']}): accuracy {r['accuracy']:.4f}, I(U;Y) "
-              f"{r['usable_information']['estimate']:.3f} bits, findings: "
-              f"{', '.join(found) or 'none'}")
-    print(f"{args.out}: {len(summary['records'])} model(s) in summary.json and README.md")
-    return 0
-
-
-def _depth_page(args) -> int:
-    from infodiv.experiments.depth_report import rewrite_page
-
-    summary = rewrite_page(args.out)
-    print(f"{args.out}: README.md redrawn from the {len(summary['records'])} model records of "
-          "summary.json")
-    return 0
-
-
 def run(args) -> int:
-    handlers = {"train": _train, "finetune": _finetune, "report": _report,
-                "depth-report": _depth_report, "depth-page": _depth_page}
+    handlers = {"train": _train, "finetune": _finetune, "report": _report, **DEPTH_HANDLERS}
     if args.zoo_command not in handlers:
         print("infodiv zoo: choose a subcommand: " + ", ".join(handlers), file=sys.stderr)
         return 2

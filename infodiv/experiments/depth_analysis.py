@@ -50,7 +50,7 @@ from .checks import at_least, check_int_fields, non_negative, positive
 
 __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
            "point_figures", "resample_figures", "information", "claims_for", "verdicts",
-           "report_verdicts", "analyse_model"]
+           "report_verdicts", "analyse_model", "analyse_run"]
 
 #: the code version of a per-model JSON, part of its key: bumped whenever what it holds or how
 #: any of it is computed changes (a stored analysis of another key is recomputed whole)
@@ -281,7 +281,21 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
     name = record["model"]
     c0 = time.process_time()
     run = extract_heldout(folder, held, dest / "contributions" / name, progress=progress)
-    c_extract = time.process_time() - c0
+    return analyse_run(run, record, dest, settings, hops_task, indices,
+                       extract_cpu_s=time.process_time() - c0, progress=progress, log=log)
+
+
+def analyse_run(run, record: dict, dest, settings: DepthSettings, hops_task: dict, indices, *,
+                extract_cpu_s: float = 0.0, progress: bool = False,
+                log=print) -> tuple[dict, bool]:
+    """Steps 2–5 of the module docstring on the extracted contributions ``run`` of the model
+    whose ``zoo.json`` is ``record`` (from its checkpoint, :func:`analyse_model`, or from a
+    committed bundle, :mod:`infodiv.experiments.depth_bundle`), stored in ``dest/<name>.json``
+    under the same key; returns ``(analysis, reused)``."""
+    dest, name = Path(dest), record["model"]
+    dest.mkdir(parents=True, exist_ok=True)
+    c0 = time.process_time() - extract_cpu_s
+    c_extract = extract_cpu_s
     if run.n_members != record["n_members"]:
         raise ValueError(f"{name}: extraction gave M = {run.n_members} members, its zoo.json "
                          f"says {record['n_members']}")

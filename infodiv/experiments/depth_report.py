@@ -32,7 +32,7 @@ import numpy as np
 
 from .configs import planned_names
 from .depth import HELDOUT_FILE, SETTINGS
-from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model
+from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model, analyse_run
 from .restarts import PLATEAU_SHARE, plateau
 
 __all__ = ["PLANNED", "PLATEAU_SHARE", "check_roots", "inventory", "training_outcome",
@@ -105,7 +105,10 @@ def training_outcome(record: dict) -> dict | None:
     (:func:`infodiv.experiments.restarts.plateau` over the last 1% of the steps): ``final_loss``
     (mean answer-token cross-entropy, nats) against ``chance_loss`` = ln(#options) and
     ``on_plateau``; with the restart rule, ``attempts`` (how many initialisations it took) and
-    ``init_seed``. ``None`` when the record keeps no losses."""
+    ``init_seed``. A bundle's record keeps this outcome instead of its loss log
+    (``training``); ``None`` when the record keeps neither."""
+    if not record.get("losses") and record.get("training") is not None:
+        return record["training"]
     out = plateau(record.get("losses") or [], len(record.get("option_ids") or []))
     if out is not None and record.get("attempts") is not None:
         out.update(attempts=1 + sum(bool(a["restarted"]) for a in record["attempts"]),
@@ -123,8 +126,12 @@ def _stored_settings_match(path: Path, settings: DepthSettings) -> bool:
     return key.get("version") == ANALYSIS_VERSION and key.get("settings") == asdict(settings)
 
 
-def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=print) -> list:
-    """Every finished model of ``root`` analysed (or reused); returns the analyses."""
+def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=print,
+                 dest: Path | None = None, from_contributions: bool = False) -> list:
+    """Every finished model of ``root`` analysed (or reused) into ``dest`` (default
+    ``<root>/analysis``); returns the analyses. ``from_contributions``: the root is a committed
+    bundle (:mod:`infodiv.experiments.depth_bundle`): each model's contributions are read from
+    ``<root>/analysis/contributions/<name>`` instead of being extracted from its checkpoint."""
     from .hops import read_task_file
     from .intervals import shared_indices
 
@@ -134,7 +141,7 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
                              random_state=settings.random_state)
     majority = float(np.bincount(held.labels).max() / len(held.labels))
     folders = _finished(root)
-    dest = root / ANALYSIS_DIR
+    dest = root / ANALYSIS_DIR if dest is None else Path(dest)
     done = sum(_stored_settings_match(dest / f"{f.parent.name}.json", settings)
                for f in folders)
     if done:
@@ -145,10 +152,17 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
     out = []
     for i, folder in enumerate(folders):
         t0 = time.process_time()
-        doc, reused = analyse_model(folder, held, dest, settings, hops_task, indices,
-                                    progress=progress, log=log)
-        doc = {**doc, "majority": majority,
-               "training": training_outcome(json.loads((folder / "zoo.json").read_text()))}
+        record = json.loads((folder / "zoo.json").read_text())
+        if from_contributions:
+            from extraction import Contributions
+
+            run = Contributions.load(root / ANALYSIS_DIR / "contributions" / record["model"])
+            doc, reused = analyse_run(run, record, dest, settings, hops_task, indices,
+                                      progress=progress, log=log)
+        else:
+            doc, reused = analyse_model(folder, held, dest, settings, hops_task, indices,
+                                        progress=progress, log=log)
+        doc = {**doc, "majority": majority, "training": training_outcome(record)}
         word = ("already analysed, reused" if reused
                 else f"analysed in {time.process_time() - t0:.0f} CPU s")
         log(f"[{i + 1}/{len(folders)}] {doc['model']['model']}: {word}")
@@ -157,12 +171,15 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
 
 
 def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=PLANNED,
-                 planned_hops=(), contrast=None, progress: bool = False, log=print) -> dict:
+                 planned_hops=(), contrast=None, progress: bool = False, log=print,
+                 work: Path | None = None, from_contributions: bool = False) -> dict:
     """Analyse every finished model of ``roots`` and write ``out/summary.json``, the figures and
     ``out/README.md`` (module docstring); returns the summary. ``contrast``: the AG News zoo's
     ``summary.json`` (its unshared models' seed-mean accuracy per depth goes on the page).
     ``planned_hops``: difficulties of the experiment; those without a root among ``roots`` are
-    listed on the page with all their planned models not started."""
+    listed on the page with all their planned models not started. ``work``: where the
+    per-model analyses go (``<work>/<root name>``; default each root's ``analysis/``);
+    ``from_contributions``: the roots are bundle roots (:func:`analyse_root`)."""
     from infodiv.reports.serialize import write_json
 
     from .depth_across import summarise
@@ -176,7 +193,9 @@ def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=P
         raise ValueError(f"--out {out} is a file, not a folder")
     analyses, status, setup = [], {}, {}
     for root in roots:
-        analyses += analyse_root(root, settings, progress=progress, log=log)
+        analyses += analyse_root(root, settings, progress=progress, log=log,
+                                 dest=None if work is None else Path(work) / root.name,
+                                 from_contributions=from_contributions)
         doc = json.loads((root / SETTINGS).read_text())
         hops = str(doc["hops_task"]["hops"])
         status[hops] = inventory(root, planned)

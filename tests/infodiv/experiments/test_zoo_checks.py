@@ -11,7 +11,9 @@ import re
 import pytest
 
 from infodiv.cli import build_parser, main
-from infodiv.commands.zoo import DEPTH_OPTIONS, HOPS_OPTIONS, _fields
+from infodiv.commands.fields import fields_of as _fields
+from infodiv.commands.zoo import HOPS_OPTIONS
+from infodiv.commands.zoo_depth import DEPTH_OPTIONS
 from infodiv.experiments.configs import ModelSpec
 from infodiv.experiments.depth_analysis import DepthSettings
 from infodiv.experiments.hops import HopsTask

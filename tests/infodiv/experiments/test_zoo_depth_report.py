@@ -509,3 +509,43 @@ def test_gap_regression_is_also_given_over_pairs_that_both_solve_the_task():
     dd = [points[a]["ce_diversity"] - points[b]["ce_diversity"] for a, b in kept]
     assert (f"Over the 9 pairs whose two models are both above chance: r = "
             f"{np.corrcoef(dd, da)[0, 1]:.2f} (Spearman ") in line
+
+
+@pytest.mark.slow
+def test_the_bundle_reproduces_every_record_and_refuses_an_edited_file(grid, report, tmp_path,
+                                                                      capsys):
+    from infodiv.cli import main
+
+    out, summary = report
+    bundle = tmp_path / "bundle"
+    assert main(["zoo", "depth-bundle", str(grid), "--bundle", str(bundle)]) == 0
+    sums = json.loads((bundle / "CHECKSUMS.json").read_text())
+    assert {f"k2/analysis/contributions/{n}/arrays.npz" for n in NAMES} <= set(sums)
+    slim = json.loads((bundle / "k2" / "models" / NAMES[1] / "model" / "zoo.json").read_text())
+    assert "losses" not in slim and slim["training"]["window"] >= 1
+    assert not list(bundle.rglob("*.safetensors"))           # no weights in the bundle
+    again = tmp_path / "page"
+    capsys.readouterr()
+    assert main(["zoo", "depth-reproduce", "--bundle", str(bundle), "--out", str(again),
+                 "--work", str(tmp_path / "work"), *SIZES]) == 0
+    assert "files match CHECKSUMS.json" in capsys.readouterr().out
+    redo = json.loads((again / "summary.json").read_text())
+
+    def strip(records):
+        return [{k: v for k, v in r.items() if k != "cpu_s"} for r in records]
+
+    assert strip(redo["records"]) == strip(summary["records"])
+    assert redo["by_hops"]["2"]["table1"] == summary["by_hops"]["2"]["table1"]
+    # an edited number in a committed file is refused before anything is recomputed
+    meta = bundle / "k2" / "analysis" / "contributions" / NAMES[0] / "meta.json"
+    meta.write_text(meta.read_text().replace('"', "'", 0) + " ")
+    one_line_error(capsys, ["zoo", "depth-reproduce", "--bundle", str(bundle), "--out",
+                            str(tmp_path / "x"), "--work", str(tmp_path / "w2"), *SIZES],
+                   "1 file(s) changed", "nothing was recomputed")
+    assert not (tmp_path / "x").exists()
+    # a folder of the user's is not taken for a bundle
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    one_line_error(capsys, ["zoo", "depth-bundle", str(grid), "--bundle",
+                            str(tmp_path / "mine")], "not a bundle this toolkit wrote")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
