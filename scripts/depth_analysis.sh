@@ -20,6 +20,7 @@
 # Usage:   scripts/depth_analysis.sh                 (sizes below; override by environment)
 #          B=50 K=49 POWER=10 scripts/depth_analysis.sh
 # Output:  runs/depth/k<K>/analysis/<model>.json (+ contributions/<model>/), docs/results/depth/
+#          (summary.json, README.md, figures, bundle/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,7 @@ REPORT=${REPORT:-20}      # B = K of the Theorem 8 report
 RESAMPLES=${RESAMPLES:-100}   # example resamples shared by the models of a root
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-HOPS_ORDER=${HOPS_ORDER:-"2 1"}   # as scripts/depth_experiment.sh (harder K first)
+HOPS_ORDER=${HOPS_ORDER:-"3 2 1"}   # as scripts/depth_experiment.sh (hardest K first)
 roots=()
 for K_HOPS in $HOPS_ORDER; do     # a root joins once training has created it
   [ -f "$OUT/k$K_HOPS/depth.json" ] && roots+=("$OUT/k$K_HOPS")
@@ -47,3 +48,6 @@ nice -n 5 infodiv zoo depth-report "${roots[@]}" --out "$DOCS" \
   --n-bootstrap "$B" --n-permutations "$K" --n-power "$POWER" --report-resamples "$REPORT" \
   --resamples "$RESAMPLES" --depths 8 6 4 3 2 1 --shared-depths 4 2 --seeds 0 1 2 --width 64 \
   --planned-hops $HOPS_ORDER --quiet "${extra[@]}"
+# the committed bundle (contributions, records, held-out files, checksums) from which
+# 'infodiv zoo depth-reproduce' recomputes every record and the page without the checkpoints
+infodiv zoo depth-bundle "${roots[@]}" --bundle "$DOCS/bundle"

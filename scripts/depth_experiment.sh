@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The depth experiment's training grid: K-hop pointer chasing (infodiv.experiments.hops), unshared
-# depths 1 2 3 4 6 8 and layer-shared twins (each block executed twice in a row) at depths 2
-# and 4, seeds 0 1 2, the same steps / schedule / tokenizer / training stream for every model.
-# Order: the harder K first; within it one complete seed before the next (deepest model of a
-# seed first); then the easier K.
+# The depth experiment's training grid: K-hop pointer chasing (infodiv.experiments.hops) at
+# K = 3, 2, 1, unshared depths 1 2 3 4 6 8 and layer-shared twins (each block executed twice in a
+# row) at depths 2 and 4, seeds 0 1 2, the same steps / schedule / tokenizer / training stream
+# for every model. Order: the hardest K first; within it one complete seed before the next
+# (deepest model of a seed first); then the easier K.
+#
+# One training rule for every model (infodiv.experiments.restarts): a model whose mean loss over
+# its last 160 steps is still on the chance plateau (>= 0.95 ln 4) at step RESTART_CHECK restarts
+# from a new initialisation, at most MAX_RESTARTS times, every attempt recorded in its zoo.json.
+# A share HELDOUT_FRAC of the training sequences asks the held-out question itself (K hops, one
+# question); the rest mix 1..K hops with 16 questions. Each root also holds a second held-out set
+# of N_MIXED questions of 1..K hops in equal shares (heldout_mixed.jsonl).
 #
 # Resumable: rerun the same script and it continues (finished models are skipped, an
 # interrupted one resumes from its last checkpoint, bit-identical on CPU). One torch thread at
@@ -30,12 +37,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-HOPS_ORDER=${HOPS_ORDER:-"2 1"}          # harder K first (HOPS_ORDER=4 adds the 4-hop grid)
+HOPS_ORDER=${HOPS_ORDER:-"3 2 1"}        # hardest K first
 OUT=${OUT:-runs/depth}
 SHARD=${SHARD:-0/1}
 SETTINGS=(--task hops --min-hops 1 --queries 16 --next-frac 0.5 --symbols 64 --n-heldout 2000
           --width 64 --heads 4 --mlp 128 --init-std 0.125 --batch-size 32
-          --steps "${STEPS:-16000}" --warmup 100 --lr 3e-3 --checkpoint-every 100 --threads 1)
+          --steps "${STEPS:-16000}" --warmup 100 --lr 3e-3 --checkpoint-every 100 --threads 1
+          --heldout-frac "${HELDOUT_FRAC:-0.25}" --n-mixed-heldout "${N_MIXED:-2000}"
+          --restart-check "${RESTART_CHECK:-6000}" --max-restarts "${MAX_RESTARTS:-2}"
+          --restart-window 160)
 
 DEVICE=${DEVICE:-cpu}
 JOBS=${JOBS:-1}

@@ -57,6 +57,8 @@ HOPS_OPTIONS = {
     "heldout_seed": "with --task hops: seed of the held-out draw",
     "heldout_frac": "with --task hops: share of training sequences posed exactly as the "
                     "held-out question (K hops, one question)",
+    "n_mixed_heldout": "with --task hops: a second held-out set of this size whose questions "
+                       "take 1..K hops in equal shares (0: none)",
 }
 def _shard(text: str):
     try:

@@ -22,10 +22,12 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["SETTINGS", "HELDOUT_FILE", "prepare_depth_root", "train_depth"]
+__all__ = ["SETTINGS", "HELDOUT_FILE", "MIXED_FILE", "prepare_depth_root", "train_depth",
+           "read_mixed"]
 
 SETTINGS = "depth.json"
 HELDOUT_FILE = "heldout.jsonl"
+MIXED_FILE = "heldout_mixed.jsonl"
 
 
 def _settings(task, cfg, rule=None) -> dict:
@@ -46,7 +48,14 @@ def prepare_depth_root(root, task, cfg, rule=None):
         ``root`` holds a grid made with different settings (the message names the keys), or
         its held-out file differs from the one the settings generate.
     """
-    from .hops import HopsStream, heldout_examples, hops_tokenizer, read_task_file, write_task_file
+    from .hops import (
+        HopsStream,
+        heldout_examples,
+        hops_tokenizer,
+        mixed_heldout_examples,
+        read_task_file,
+        write_task_file,
+    )
     from .runner import load_tokenizer
 
     root = Path(root)
@@ -79,7 +88,38 @@ def prepare_depth_root(root, task, cfg, rule=None):
                          "or use another --root")
     os.replace(fresh.with_name(fresh.stem + ".task.json"), root / "heldout.task.json")
     os.replace(fresh, held_path)
-    return tok, HopsStream(task, tok, held), read_task_file(held_path, name=f"hops{task.hops}")
+    excluded = list(held)
+    if task.n_mixed_heldout:
+        mixed = mixed_heldout_examples(task, {e.key for e in held})
+        _write_checked(root / MIXED_FILE, mixed)
+        excluded += mixed
+    return tok, HopsStream(task, tok, excluded), read_task_file(held_path,
+                                                                name=f"hops{task.hops}")
+
+
+def _write_checked(path: Path, examples) -> None:
+    """Write the task file ``path`` (+ its sidecar), or check that it holds ``examples``."""
+    from .hops import write_task_file
+
+    fresh = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
+    write_task_file(examples, fresh)
+    side = fresh.with_name(fresh.stem + ".task.json")
+    if path.is_file() and path.read_bytes() != fresh.read_bytes():
+        fresh.unlink()
+        side.unlink()
+        raise ValueError(f"{path} differs from the held-out set of {SETTINGS}; remove it or "
+                         "use another --root")
+    os.replace(side, path.with_name(path.stem + ".task.json"))
+    os.replace(fresh, path)
+
+
+def read_mixed(root):
+    """The mixed held-out task of ``root`` (:func:`infodiv.experiments.hops.
+    mixed_heldout_examples`), or None when the grid has none."""
+    from .hops import read_task_file
+
+    path = Path(root) / MIXED_FILE
+    return read_task_file(path, name="hops-mixed") if path.is_file() else None
 
 
 def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,

@@ -93,6 +93,8 @@ def model_record(a: dict) -> dict:
                 "error_lower_bound", "error_upper_bound", "best_readout_error", "consistent",
                 "mi", "mi_lower", "mi_upper") if k in v["extra"]}
         rec["verdicts"][name] = cell
+    if a.get("mixed") is not None:      # the mixed held-out set (1..K hops)
+        rec["mixed"] = a["mixed"]
     rec["truncated"] = {"k": f["k"], "names": f["junction_names"],
                         "accuracy": f["truncated_accuracy"],
                         "subsets_accuracy": f["subsets_accuracy"]}

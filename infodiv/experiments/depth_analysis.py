@@ -50,7 +50,7 @@ from .checks import at_least, check_int_fields, non_negative, positive
 
 __all__ = ["DepthSettings", "CLAIM_NAMES", "REPORT_CLAIMS", "ANALYSIS_VERSION", "model_info",
            "point_figures", "resample_figures", "information", "claims_for", "verdicts",
-           "report_verdicts", "analyse_model", "analyse_run"]
+           "report_verdicts", "analyse_model", "analyse_run", "mixed_figures", "mixed_hops"]
 
 #: the code version of a per-model JSON, part of its key: bumped whenever what it holds or how
 #: any of it is computed changes (a stored analysis of another key is recomputed whole)
@@ -137,6 +137,24 @@ def point_figures(run, *, curves: bool = True) -> dict:
                    truncated_accuracy=[float(a) for a in lens.accuracy],
                    subsets_accuracy=[float(a) for a in fixed.accuracy])
     return out
+
+
+def mixed_figures(run, hops) -> dict:
+    """Held-out accuracy of the model's own option logits on the mixed held-out set (questions
+    of 1..K hops; ``hops[i]`` of example i), overall and per hop count, each with its Wilson
+    95% interval."""
+    from infodiv.inference.power import wilson_interval
+
+    hops = np.asarray(hops)
+    right = run.logits.argmax(1) == run.labels
+
+    def cell(mask):
+        k, n = int(right[mask].sum()), int(mask.sum())
+        return {"n": n, "accuracy": k / n, "accuracy_wilson95": [float(v) for v in
+                                                                 wilson_interval(k, n)]}
+
+    return {**cell(np.ones(len(hops), bool)),
+            "by_hops": {str(h): cell(hops == h) for h in sorted(set(hops.tolist()))}}
 
 
 #: figures with one value per shared resample (curves: one per junction)
@@ -265,7 +283,7 @@ def _stored(path) -> dict | None:
 
 
 def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, indices, *,
-                  progress: bool = False, log=print) -> tuple[dict, bool]:
+                  progress: bool = False, log=print, mixed=None) -> tuple[dict, bool]:
     """The analysis of the finished model ``folder`` on the held-out task ``held`` (module
     docstring), stored in ``dest/<name>.json``; returns ``(analysis, reused)``.
 
@@ -281,17 +299,28 @@ def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, 
     name = record["model"]
     c0 = time.process_time()
     run = extract_heldout(folder, held, dest / "contributions" / name, progress=progress)
+    mixed_run = None if mixed is None else extract_heldout(
+        folder, mixed, dest / "contributions_mixed" / name, progress=progress)
     return analyse_run(run, record, dest, settings, hops_task, indices,
-                       extract_cpu_s=time.process_time() - c0, progress=progress, log=log)
+                       extract_cpu_s=time.process_time() - c0, progress=progress, log=log,
+                       mixed=None if mixed is None else (mixed_run, mixed_hops(mixed)))
+
+
+def mixed_hops(task) -> list[int]:
+    """Hops of every example of a mixed held-out task (from its ``pairs`` field)."""
+    from .hops import example_hops
+
+    return [example_hops(r["pairs"]) for r in task.records]
 
 
 def analyse_run(run, record: dict, dest, settings: DepthSettings, hops_task: dict, indices, *,
                 extract_cpu_s: float = 0.0, progress: bool = False,
-                log=print) -> tuple[dict, bool]:
+                log=print, mixed=None) -> tuple[dict, bool]:
     """Steps 2–5 of the module docstring on the extracted contributions ``run`` of the model
     whose ``zoo.json`` is ``record`` (from its checkpoint, :func:`analyse_model`, or from a
     committed bundle, :mod:`infodiv.experiments.depth_bundle`), stored in ``dest/<name>.json``
-    under the same key; returns ``(analysis, reused)``."""
+    under the same key; returns ``(analysis, reused)``. ``mixed``: ``(contributions, hops per
+    example)`` of the mixed held-out set (:func:`mixed_figures`), when the grid has one."""
     dest, name = Path(dest), record["model"]
     dest.mkdir(parents=True, exist_ok=True)
     c0 = time.process_time() - extract_cpu_s
@@ -301,6 +330,8 @@ def analyse_run(run, record: dict, dest, settings: DepthSettings, hops_task: dic
                          f"says {record['n_members']}")
     key = {"version": ANALYSIS_VERSION, "fingerprint": run.meta.get("fingerprint"),
            "settings": asdict(settings), "indices": _digest(indices)}
+    if mixed is not None:       # only then: a grid without it keeps its stored analyses
+        key["mixed"] = mixed[0].meta.get("fingerprint")
     path = dest / f"{name}.json"
     stored = _stored(path)
     if stored is not None and stored.get("key") == key:
@@ -318,6 +349,8 @@ def analyse_run(run, record: dict, dest, settings: DepthSettings, hops_task: dic
     correct = int((run.logits.argmax(1) == run.labels).sum())
     doc["figures"]["accuracy_wilson95"] = [float(v) for v in
                                            wilson_interval(correct, run.n_examples)]
+    if mixed is not None:
+        doc["mixed"] = mixed_figures(*mixed)
     doc["information"], pointwise = information(run, random_state=settings.random_state)
     cpu["figures_information"] = time.process_time() - t
     log(f"  {name}: accuracy {doc['figures']['accuracy']:.4f}, I(U;Y) "

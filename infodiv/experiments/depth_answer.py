@@ -102,11 +102,12 @@ def _training(summary, hops) -> str | None:
     return f"- **Training (K = {hops})**: " + " ".join(parts)
 
 
-def _growth(d, hops) -> str | None:
+def _growth(d, hops, key: str = "growth") -> str | None:
     """The growth law across depth, the step beside the smooth laws: the seed means' AICc
     winner with every law's RSS, the winner per seed, and the replicate shares where the full
-    analysis fitted the step too."""
-    g = (d.get("seeds") or {}).get("growth")
+    analysis fitted the step too; ``key="growth_mixed"``: the same on the mixed held-out set
+    (questions of 1..K hops)."""
+    g = (d.get("seeds") or {}).get(key)
     if not g:
         return None
     fits, win = g["seed_mean"], g["winner"]
@@ -119,12 +120,14 @@ def _growth(d, hops) -> str | None:
              f"{min(x for x in g['depths'] if x > fits['step']['params'][2])}, not gains that "
              "diminish gradually" if win == "step" else
              f"the {win} law, gradual gains")
-    line = (f"- **How accuracy grows with depth (K = {hops})**: on the seed means the best "
+    what = ("How accuracy grows with depth" if key == "growth" else
+            "How accuracy on questions of 1..K hops grows with depth")
+    line = (f"- **{what} (K = {hops})**: on the seed means the best "
             f"law by AICc is {shape} (RSS {rss}); per seed: "
             + ", ".join(f"{law} {per.count(law)} of {len(per)}" for law in dict.fromkeys(per))
             + ".")
     rep = [r for r in d["growth"] if r["figure"] == "accuracy" and r["x"] == "depth"]
-    share = rep[0]["replicates"]["aicc_winner_share"] if rep else {}
+    share = rep[0]["replicates"]["aicc_winner_share"] if rep and key == "growth" else {}
     if "step" in share:
         line = line[:-1] + (" ; seed-and-example replicates won: "
                             + ", ".join(f"{k} {v:.2f}" for k, v in share.items()) + ".")
@@ -245,6 +248,7 @@ def answer(summary) -> list[str]:
         lines.append(_shift(summary["saturation_shift"]))
     for hops, d in summary["by_hops"].items():
         lines += [x for x in (_training(summary, hops), _collapse(d, hops), _growth(d, hops),
+                              _growth(d, hops, "growth_mixed"),
                               *_mechanism(summary, d, hops), _sharing(d, hops),
                               _truncated(d, hops)) if x]
     return lines

@@ -5,11 +5,13 @@ A bundle is a folder of depth roots stripped of their weights (``docs/results/de
 
     CHECKSUMS.json                       sha256 of every other file of the bundle
     k<K>/depth.json                      the root's task and training settings
-    k<K>/heldout.jsonl, heldout.task.json  the held-out task file
+    k<K>/heldout.jsonl, heldout.task.json  the held-out task file (and heldout_mixed.*, the
+                                         mixed held-out set, where the grid has one)
     k<K>/models/<name>/model/zoo.json    the training record, its loss log replaced by where
                                          the loss ended (``training``: restarts.plateau)
     k<K>/analysis/contributions/<name>/  the exact extraction on the held-out file
-                                         (``arrays.npz`` + ``meta.json``)
+                                         (``arrays.npz`` + ``meta.json``; on the mixed set
+                                         under ``contributions_mixed/``)
 
 The contributions are the smaller of the two things that determine the analysis (a depth-8
 model's weights are 1.3 MB, its contributions on 2000 prompts 0.5 MB, and they need no
@@ -31,6 +33,7 @@ __all__ = ["CHECKSUMS", "export_bundle", "verify_bundle", "bundle_roots", "repro
 
 CHECKSUMS = "CHECKSUMS.json"
 _ROOT_FILES = ("depth.json", "heldout.jsonl", "heldout.task.json")
+_MIXED_FILES = ("heldout_mixed.jsonl", "heldout_mixed.task.json")
 _RUN_FILES = ("arrays.npz", "meta.json")
 
 
@@ -66,17 +69,21 @@ def export_bundle(roots, bundle) -> dict:
         shutil.rmtree(bundle)
     for root in roots:
         name = root.name
-        for f in _ROOT_FILES:
+        for f in _ROOT_FILES + tuple(f for f in _MIXED_FILES if (root / f).is_file()):
             _copy(root / f, bundle / name / f)
+        kinds = ("contributions",) + (("contributions_mixed",)
+                                      if (root / _MIXED_FILES[0]).is_file() else ())
         for folder in _finished(root):
             rec = json.loads((folder / "zoo.json").read_text())
-            run = root / ANALYSIS_DIR / "contributions" / rec["model"]
-            missing = [f for f in _RUN_FILES if not (run / f).is_file()]
-            if missing:
-                raise FileNotFoundError(f"{rec['model']}: {run} lacks {', '.join(missing)}; "
-                                        "run infodiv zoo depth-report on the root first")
-            for f in _RUN_FILES:
-                _copy(run / f, bundle / name / ANALYSIS_DIR / "contributions" / rec["model"] / f)
+            for kind in kinds:
+                run = root / ANALYSIS_DIR / kind / rec["model"]
+                missing = [f for f in _RUN_FILES if not (run / f).is_file()]
+                if missing:
+                    raise FileNotFoundError(f"{rec['model']}: {run} lacks "
+                                            f"{', '.join(missing)}; run infodiv zoo "
+                                            "depth-report on the root first")
+                for f in _RUN_FILES:
+                    _copy(run / f, bundle / name / ANALYSIS_DIR / kind / rec["model"] / f)
             slim = {k: v for k, v in rec.items() if k != "losses"}
             slim["training"] = training_outcome(rec)
             dest = bundle / name / "models" / rec["model"] / "model" / "zoo.json"

@@ -31,8 +31,14 @@ from pathlib import Path
 import numpy as np
 
 from .configs import planned_names
-from .depth import HELDOUT_FILE, SETTINGS
-from .depth_analysis import ANALYSIS_VERSION, DepthSettings, analyse_model, analyse_run
+from .depth import HELDOUT_FILE, SETTINGS, read_mixed
+from .depth_analysis import (
+    ANALYSIS_VERSION,
+    DepthSettings,
+    analyse_model,
+    analyse_run,
+    mixed_hops,
+)
 from .restarts import PLATEAU_SHARE, plateau
 
 __all__ = ["PLANNED", "PLATEAU_SHARE", "check_roots", "inventory", "training_outcome",
@@ -140,6 +146,7 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
     indices = shared_indices(held.labels, settings.resamples,
                              random_state=settings.random_state)
     majority = float(np.bincount(held.labels).max() / len(held.labels))
+    mixed = read_mixed(root)
     folders = _finished(root)
     dest = root / ANALYSIS_DIR if dest is None else Path(dest)
     done = sum(_stored_settings_match(dest / f"{f.parent.name}.json", settings)
@@ -156,12 +163,16 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
         if from_contributions:
             from extraction import Contributions
 
-            run = Contributions.load(root / ANALYSIS_DIR / "contributions" / record["model"])
+            base = root / ANALYSIS_DIR
+            run = Contributions.load(base / "contributions" / record["model"])
+            extra = None if mixed is None else (
+                Contributions.load(base / "contributions_mixed" / record["model"]),
+                mixed_hops(mixed))
             doc, reused = analyse_run(run, record, dest, settings, hops_task, indices,
-                                      progress=progress, log=log)
+                                      progress=progress, log=log, mixed=extra)
         else:
             doc, reused = analyse_model(folder, held, dest, settings, hops_task, indices,
-                                        progress=progress, log=log)
+                                        progress=progress, log=log, mixed=mixed)
         doc = {**doc, "majority": majority, "training": training_outcome(record)}
         word = ("already analysed, reused" if reused
                 else f"analysed in {time.process_time() - t0:.0f} CPU s")

@@ -101,17 +101,26 @@ def collapses(curve, threshold: float = THRESHOLD) -> list[dict]:
             for row in curve if row["depth"] > first and row["median"] < threshold]
 
 
-def step_comparison(records) -> dict | None:
-    """Every law of :data:`infodiv.growth.ALL_LAWS` (the step included) fitted to the seed-mean
-    accuracy across the unshared depths that every seed has, and per seed; None below 4 such
-    depths (a 3-parameter law needs n − p − 1 > 0 for AICc)."""
+def _accuracy(r) -> float:
+    return r["accuracy"]
+
+
+def _mixed_accuracy(r) -> float:
+    return r["mixed"]["accuracy"]
+
+
+def step_comparison(records, value=_accuracy) -> dict | None:
+    """Every law of :data:`infodiv.growth.ALL_LAWS` (the step included) fitted to the seed mean
+    of ``value(record)`` (default the held-out accuracy) across the unshared depths that every
+    seed has, and per seed; None below 4 such depths (a 3-parameter law needs n − p − 1 > 0
+    for AICc)."""
     groups = _unshared(records)
     seeds = sorted(set.intersection(*({int(r["seed"]) for r in rs}
                                       for rs in groups.values()))) if groups else []
     depths = [d for d, rs in groups.items() if len(rs) >= len(seeds)]
     if len(depths) < 4 or not seeds:
         return None
-    acc = np.asarray([[next(r["accuracy"] for r in groups[d] if r["seed"] == s) for d in depths]
+    acc = np.asarray([[next(value(r) for r in groups[d] if r["seed"] == s) for d in depths]
                       for s in seeds], np.float64)                        # [S, D]
     fits = fit_growth_laws(acc.mean(axis=0), k=np.asarray(depths, np.float64), laws=ALL_LAWS)
     per_seed = {int(s): fit_growth_laws(acc[i], k=np.asarray(depths, np.float64), laws=ALL_LAWS)
@@ -222,6 +231,8 @@ def derive(records, hops_summary: dict, threshold: float = THRESHOLD) -> dict:
             "states": {r["model"]: model_state(r, threshold) for r in records},
             "curve": curve, "collapses": collapses(curve, threshold),
             "growth": step_comparison(records),
+            "growth_mixed": (step_comparison(records, _mixed_accuracy)
+                             if records and all("mixed" in r for r in records) else None),
             "pairs": pair_intervals(t1.get("rows", [])),
             "gap_influence": {which: {d: gap_influence(records, g, threshold, which)
                                       for d, g in gaps.items() if g.get("pairs")}

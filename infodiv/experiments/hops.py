@@ -55,6 +55,7 @@ OPTIONS = ("red", "green", "blue", "gold")
 TEMPLATE = "{pairs} | {start} {answer}"
 PUNCT = (",", "|", ">")
 TRAIN_TAG, HELDOUT_TAG = 0x4F50, 0x4844     # separate stream families of the seed sequences
+MIXED_TAG = 0x4D58
 N_CHAINS = len(OPTIONS)
 
 
@@ -82,6 +83,10 @@ class HopsTask:
         Share of the training sequences posed exactly as the held-out question: ``hops`` hops,
         one question, nothing answered before it (0: none, every sequence of the mixture
         above; the held-out format then never occurs in training).
+    n_mixed_heldout : int
+        Size of a second held-out set whose questions take 1..``hops`` hops in equal shares
+        (:func:`mixed_heldout_examples`; 0: none): its accuracy grows gradually with depth
+        where the K-hop set jumps, so the growth laws can be told apart on it.
     """
 
     hops: int = positive(4)
@@ -92,6 +97,7 @@ class HopsTask:
     n_heldout: int = positive(2000)
     heldout_seed: int = non_negative(12345)
     heldout_frac: float = 0.0
+    n_mixed_heldout: int = non_negative(0)
 
     def __post_init__(self):
         check_int_fields(self)
@@ -106,11 +112,12 @@ class HopsTask:
                              f"got {self.symbols}")
 
     def to_dict(self) -> dict:
-        """The fields; ``heldout_frac`` only when it is set (a grid trained without it keeps
-        its settings and resume fingerprints)."""
+        """The fields; ``heldout_frac`` and ``n_mixed_heldout`` only when set (a grid trained
+        without them keeps its settings and resume fingerprints)."""
         d = asdict(self)
-        if not self.heldout_frac:
-            del d["heldout_frac"]
+        for name in ("heldout_frac", "n_mixed_heldout"):
+            if not d[name]:
+                del d[name]
         return d
 
 
@@ -189,6 +196,37 @@ def heldout_examples(task: HopsTask) -> list[Example]:
         keys.add(ex.key)
         out.append(ex)
     return out
+
+
+def mixed_heldout_examples(task: HopsTask, exclude=frozenset()) -> list[Example]:
+    """The mixed held-out set: ``n_mixed_heldout`` distinct examples, the i-th of
+    ``1 + (i mod hops)`` hops (every hop count in equal shares) with labels balanced within each
+    hop count, none sharing its pairs with ``exclude`` (the K-hop held-out keys), from
+    ``default_rng([MIXED_TAG, heldout_seed])``."""
+    rng = np.random.default_rng([MIXED_TAG, task.heldout_seed])
+    n = task.n_mixed_heldout
+    hops = 1 + np.arange(n) % task.hops
+    labels = np.empty(n, dtype=int)
+    for h in range(1, task.hops + 1):
+        at = np.flatnonzero(hops == h)
+        labels[at] = rng.permutation(np.arange(at.size) % N_CHAINS)
+    out, keys = [], set(exclude)
+    for h, y in zip(hops, labels):
+        for _ in range(1000):
+            ex = make_example(rng, int(h), task.symbols, int(y))
+            if ex.key not in keys:
+                break
+        else:
+            raise ValueError(f"cannot draw {n} distinct mixed held-out examples from "
+                             f"{task.symbols} symbols")
+        keys.add(ex.key)
+        out.append(ex)
+    return out
+
+
+def example_hops(pairs: str) -> int:
+    """Hops of a task-file row from its ``pairs`` field (4 chains of k pairs each)."""
+    return len(pairs.split(" , ")) // N_CHAINS
 
 
 def train_batch_examples(task: HopsTask, seed: int, step: int, batch_size: int,

@@ -549,3 +549,38 @@ def test_the_bundle_reproduces_every_record_and_refuses_an_edited_file(grid, rep
     one_line_error(capsys, ["zoo", "depth-bundle", str(grid), "--bundle",
                             str(tmp_path / "mine")], "not a bundle this toolkit wrote")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.slow
+def test_a_grid_with_a_mixed_held_out_set_scores_it_and_bundles_it(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    from extraction import Contributions
+    from infodiv.cli import main
+    from infodiv.experiments.configs import ModelSpec
+    from infodiv.experiments.depth import train_depth
+    from infodiv.experiments.hops import HopsTask, example_hops, prompt_len, read_task_file
+    from infodiv.experiments.train import TrainConfig
+
+    torch.set_num_threads(1)
+    root = tmp_path / "k2"
+    task = HopsTask(hops=2, symbols=16, n_heldout=60, n_mixed_heldout=60)
+    spec = ModelSpec(1, width=16, heads=2, mlp=32, max_len=prompt_len(2, task.queries))
+    cfg = TrainConfig(steps=4, batch_size=8, lr=3e-3, warmup=1, checkpoint_every=4)
+    train_depth(root, [spec], cfg, task, progress=False, log=lambda m: None)
+    sizes = [s for s in SIZES if s != "--quiet"][:14] + ["--quiet"]
+    out = tmp_path / "page"
+    assert main(["zoo", "depth-report", str(root), "--out", str(out), *sizes]) == 0
+    rec, = json.loads((out / "summary.json").read_text())["records"]
+    run = Contributions.load(root / "analysis" / "contributions_mixed" / spec.name)
+    hops = np.asarray([example_hops(r["pairs"])
+                       for r in read_task_file(root / "heldout_mixed.jsonl").records])
+    right = run.logits.argmax(1) == run.labels
+    assert rec["mixed"]["accuracy"] == pytest.approx(right.mean())
+    assert rec["mixed"]["by_hops"]["1"]["accuracy"] == pytest.approx(right[hops == 1].mean())
+    bundle = tmp_path / "bundle"
+    assert main(["zoo", "depth-bundle", str(root), "--bundle", str(bundle)]) == 0
+    assert (bundle / "k2" / "heldout_mixed.jsonl").is_file()
+    assert main(["zoo", "depth-reproduce", "--bundle", str(bundle), "--out",
+                 str(tmp_path / "again"), "--work", str(tmp_path / "w"), *sizes]) == 0
+    redo, = json.loads((tmp_path / "again" / "summary.json").read_text())["records"]
+    assert redo["mixed"] == rec["mixed"]
