@@ -152,7 +152,7 @@ SUBPACKAGE_LAYERS = {"inference": "inference", "claims": "inference", "reports":
                      "study": "study", "commands": "commands", "cli": "commands",
                      "experiments": "experiments", "zoo": "experiments"}
 #: library modules that may import the experiments: the command that runs them
-MAY_IMPORT_EXPERIMENTS = {"infodiv.commands.zoo", "infodiv.cli"}
+MAY_IMPORT_EXPERIMENTS = {"infodiv.commands.zoo", "infodiv.commands.zoo_depth", "infodiv.cli"}
 #: library modules that may import a module by a computed name: the CLI's lazy command table
 MAY_IMPORT_DYNAMICALLY = {"infodiv.cli"}
 
