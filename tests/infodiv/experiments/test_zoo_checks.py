@@ -24,7 +24,7 @@ LOWS = {
     ModelSpec: {"depth": 1, "repeats": 1, "seed": 0, "width": 1, "heads": 1, "mlp": 1,
                 "max_len": 1},
     HopsTask: {"hops": 1, "min_hops": 1, "symbols": 1, "queries": 1, "n_heldout": 1,
-               "heldout_seed": 0},
+               "heldout_seed": 0, "n_mixed_heldout": 0},
     DepthSettings: {"n_bootstrap": 20, "n_permutations": 39, "n_power": 0, "n_mc": 2,
                     "n_orders": 2, "n_triples": 1, "report_resamples": 20, "resamples": 20,
                     "random_state": 0},
@@ -80,7 +80,7 @@ def test_counts_that_skip_at_zero_refuse_negatives(capsys, tmp_path):
 
 def test_validate_refuses_too_few_samples_or_seeds(capsys):
     for argv, needle in ((["--n", "9"], "--n: must be at least 10, got 9"),
-                         (["--seeds", "0"], "--seeds: must be at least 1, got 0")):
+                         (["--seeds", "0"], "--replicates: must be at least 1, got 0")):
         with pytest.raises(SystemExit) as exc:
             main(["validate", *argv])
         err = capsys.readouterr().err.strip()
