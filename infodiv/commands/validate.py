@@ -5,7 +5,9 @@ estimated on ``--seeds`` independent samples of size ``--n`` and the table repor
 the mean +- standard deviation of the estimates over seeds, the error of the mean and the mean time
 per estimate. Failures are printed, not hidden: e.g. kNN total correlation over 61 correlated
 variables is far off, binned estimates in several dimensions are dominated by histogram bias.
-Methods not expected to be accurate on a case are marked with ``*`` in the ``ok`` column.
+The last column is each row's verdict by the measured rule of :mod:`estimators.verdicts` (its
+legend prints the thresholds); the JSON keeps ``consistent``, whether the case lists the method
+among those expected to be accurate (:class:`estimators.groundtruth.Case`).
 
 ``--suite bmi`` runs the benchmark tasks of Czyż et al. (2023) instead (:mod:`estimators.bmi`:
 heavy-tailed Student-t, asinh and spiral transforms, sparse Gaussians in 5 and 25 dimensions)
@@ -21,6 +23,20 @@ Gaussian and monotonely warped) and prints truth (Monte Carlo on exact posterior
 error), mean estimate, whether every seed is within max(0.1 bit, 12 %) of the truth, how many
 joint estimates exceed H(Y), and the coverage over seeds of the intervals and of the joint's
 bracket.
+
+``--like RUN`` answers "which estimator should I trust for data like mine?": it fits synthetic
+members to the run (:mod:`estimators.matched`: its n, M, C, class balance, within-class
+correlation spectrum, class means with their sampling noise removed, and each coordinate's
+marginal), whose ``I(U;Y)``, every ``I(U_m;Y)``, ``R``, ``D``, ``TC(U|Y)`` and ``TC(U)`` are known
+(exact or Monte Carlo with its error), scores every estimator (the default usable information
+first) on ``--replicates`` draws at the run's n and its ``I(U;Y)`` on one more draw with the
+labels permuted (truth 0), and prints bias, spread, RMSE, interval coverage and a verdict per
+estimator and quantity, the rule in its legend, and per quantity which estimator to trust.
+``--on-run`` adds each estimator's value on the run itself.
+
+Every table's verdict column follows the same measured rule (:mod:`estimators.verdicts`):
+an estimate is judged by its error against the truth, never by what the method was expected to
+do.
 """
 
 from __future__ import annotations
@@ -34,30 +50,59 @@ import zlib
 from pathlib import Path
 
 from infodiv.commands.preflight import int_at_least, positive_int
+from infodiv.commands.validate_like import check_out, method_kwargs, run_like
 
 ALL_METHODS = ("knn", "chain", "lnc", "gaussian", "copula", "binned", "usable")
 SUITE_METHODS = {"groundtruth": ("knn", "gaussian", "copula", "binned"),
                  "bmi": ("knn", "chain", "lnc", "gaussian", "copula"),
                  "members": ("usable",)}
+DEFAULT_SEEDS = {"groundtruth": 5, "bmi": 5, "members": 2, "like": 3}
 
 
 def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _unit_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got {text!r}")
+    return value
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--suite", choices=tuple(SUITE_METHODS), default="groundtruth",
-                        help="groundtruth (exact Gaussian / label / XOR cases, bits), bmi "
-                             "(Czyz et al. 2023 tasks, nats) or members (synthetic ensemble "
-                             "members, usable information, bits)")
-    parser.add_argument("--n", type=int_at_least(10), default=2000,
-                        help="samples per draw (default 2000)")
-    parser.add_argument("--seeds", type=positive_int,
-                        help="independent draws per case (default 5; members: 2)")
+    parser.add_argument("--suite", choices=tuple(SUITE_METHODS),
+                        help="groundtruth (exact Gaussian / label / XOR cases, bits; the "
+                             "default), bmi (Czyz et al. 2023 tasks, nats) or members "
+                             "(synthetic ensemble members, usable information, bits)")
+    parser.add_argument("--like", type=Path, metavar="RUN",
+                        help="instead of a suite: synthetic members matched to the run folder "
+                             "RUN, with known truths; every estimator scored on them with a "
+                             "verdict (which to trust for data like this run)")
+    parser.add_argument("--n", type=int_at_least(10),
+                        help="samples per draw (default 2000; --like: the run's n)")
+    parser.add_argument("--seeds", "--replicates", dest="seeds", type=positive_int,
+                        help="independent draws per case (default 5; members: 2; --like: 3, "
+                             "more for a finer verdict at proportionally more time)")
     parser.add_argument("--methods", type=_csv_list,
                         help="comma-separated subset of knn,chain,lnc,gaussian,copula,binned "
                              "(default: knn,gaussian,copula,binned; bmi: knn,chain,lnc,"
-                             "gaussian,copula; lnc only with --suite bmi; members: usable)")
+                             "gaussian,copula; lnc only with --suite bmi; members: usable; "
+                             "--like: usable,gaussian,copula,knn,binned)")
+    parser.add_argument("--variance", type=_unit_interval, default=0.999,
+                        help="--like: share of the run's within-class variance the design's "
+                             "principal components keep (the rest is an isotropic floor)")
+    parser.add_argument("--marginals", choices=("run", "gaussian"), default="run",
+                        help="--like: each coordinate's marginal: the run's (a monotone map, "
+                             "truths unchanged) or Gaussian")
+    parser.add_argument("--on-run", action="store_true",
+                        help="--like: also run every estimator on the run itself (one more "
+                             "replicate's time) and print its value beside the verdict")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing --out file")
     parser.add_argument("--max-chain-terms", type=int, default=25,
                         help="bmi: skip method chain above this many d_x*d_y terms")
     parser.add_argument("--cases", type=_csv_list,
@@ -71,21 +116,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--binning", choices=("uniform", "quantile"), default="uniform",
                         help="bin edges of the binned estimator")
     parser.add_argument("--out", type=Path,
-                        help="write the rows to FILE (.json or .csv)")
+                        help="write the rows to FILE (.json or .csv; --like: .json); an "
+                             "existing file is refused without --overwrite")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
-
-
-def _method_kwargs(method: str, args) -> dict:
-    if method in ("knn", "chain"):
-        return {"k": args.k}
-    if method == "binned":
-        return {"bins": args.bins, "binning": args.binning}
-    return {}
 
 
 def _run_suite(args, cases, methods) -> list[dict]:
     import numpy as np
     from tqdm.auto import tqdm
+
+    from estimators import verdicts
 
     rows = []
     total = len(cases) * args.seeds
@@ -99,7 +139,7 @@ def _run_suite(args, cases, methods) -> list[dict]:
                     for q in case.quantities:
                         t0 = time.perf_counter()
                         value = q.estimate(data, method=m, random_state=seed,
-                                           **_method_kwargs(m, args))
+                                           **method_kwargs(m, args))
                         results[(q.name, m)][0].append(value)
                         results[(q.name, m)][1].append(time.perf_counter() - t0)
                 bar.update()
@@ -107,6 +147,7 @@ def _run_suite(args, cases, methods) -> list[dict]:
                 for m in methods:
                     values, times = (np.asarray(v) for v in results[(q.name, m)])
                     mean = float(values.mean())
+                    verdict, reason = verdicts.verdict(values, float(q.true_bits))
                     rows.append({
                         "case": name, "quantity": q.name, "method": m,
                         "consistent": m in case.methods, "n": args.n, "seeds": args.seeds,
@@ -115,6 +156,8 @@ def _run_suite(args, cases, methods) -> list[dict]:
                         "error_bits": mean - float(q.true_bits),
                         "relative_error": ((mean - q.true_bits) / abs(q.true_bits)
                                            if q.true_bits != 0 else None),
+                        "rmse_bits": float(np.sqrt(np.mean((values - q.true_bits) ** 2))),
+                        "verdict": verdict, "reason": reason,
                         "time_s": float(times.mean()), "estimates": values.tolist()})
     return rows
 
@@ -136,7 +179,7 @@ def _run_bmi(args, tasks, methods) -> list[dict]:
             for m in methods:
                 row = {"task": name, "method": m, "n": args.n, "seeds": args.seeds,
                        "true_nats": task.true_nats}
-                kwargs = _method_kwargs(m, args)
+                kwargs = method_kwargs(m, args)
                 if m == "lnc":
                     kwargs["k"] = args.lnc_k or 2 * (task.dim_x + task.dim_y)
                     row["k"] = kwargs["k"]
@@ -212,18 +255,19 @@ def format_members_table(rows: list[dict]) -> str:
 
 
 def format_table(rows: list[dict]) -> str:
-    """The rows as an aligned text table (bits)."""
+    """The rows as an aligned text table (bits) with the measured verdict of each."""
+    from estimators import verdicts
+
     head = (f"{'case':<24} {'quantity':<10} {'method':<9} {'true':>8} "
-            f"{'estimate (mean +- sd)':>22} {'error':>9} {'rel.err':>8} {'time/s':>8} ok")
+            f"{'estimate (mean +- sd)':>22} {'error':>9} {'rel.err':>8} {'time/s':>8} verdict")
     lines = [head, "-" * len(head)]
     for r in rows:
         rel = "" if r["relative_error"] is None else f"{100 * r['relative_error']:+.1f}%"
         est = f"{r['mean_bits']:.4f} +- {r['sd_bits']:.4f}"
         lines.append(f"{r['case']:<24} {r['quantity']:<10} {r['method']:<9} "
                      f"{r['true_bits']:8.4f} {est:>22} {r['error_bits']:+9.4f} {rel:>8} "
-                     f"{r['time_s']:8.3f} {'' if r['consistent'] else '*'}")
-    lines.append("(bits; error = mean - true; * = method not expected to be accurate on this "
-                 "case at this n; shown anyway)")
+                     f"{r['time_s']:8.3f} {r['verdict']}")
+    lines.append("(bits; error = mean - true over the seeds; " + verdicts.legend() + ")")
     return "\n".join(lines)
 
 
@@ -243,7 +287,14 @@ def run(args) -> int:
     import importlib.util
 
     if args.seeds is None:
-        args.seeds = 2 if args.suite == "members" else 5
+        args.seeds = DEFAULT_SEEDS["like" if args.like is not None else
+                                   (args.suite or "groundtruth")]
+    if args.like is not None:
+        return run_like(args)
+    args.suite = args.suite or "groundtruth"
+    args.n = args.n or 2000
+    if check_out(args, json_only=False):
+        return 2
     if args.suite == "bmi":
         from estimators.bmi import tasks as all_cases
 
