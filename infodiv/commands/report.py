@@ -20,6 +20,9 @@ def configure(parser) -> None:
                              "RUN_DIR/report.html for one run; for several, report.html in a "
                              "folder named after the runs beside the first); a name without "
                              "a suffix gets .html")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing --out page (and its .json/.csv beside it); "
+                             "without it an existing file named by --out is refused")
 
 
 def combined_folder(roots) -> Path:
@@ -74,6 +77,13 @@ def run(args) -> int:
             raise UserError(f"--out {args.out} already holds {len(taken)} file(s) this report "
                             f"would replace ({', '.join(taken)}); give an .html path or an "
                             "empty folder")
+    if args.out is not None and not args.out.is_dir() and not args.overwrite:
+        # a page the user named: neither it nor the .json/.csv beside it is replaced silently
+        taken = [p.name for p in (out, out.with_suffix(".json"), out.with_suffix(".csv"))
+                 if p.exists()]
+        if taken:
+            raise UserError(f"--out {args.out}: {len(taken)} file(s) exist ({', '.join(taken)}); "
+                            "add --overwrite to replace them or give another name")
     check_out(out.parent if str(out.parent) else Path("."), "--out")
     page = write_report(roots, out)
     for root in roots:

@@ -72,6 +72,17 @@ def test_out_naming_an_existing_file_or_folder(capsys, tmp_path):
     one_line_error(capsys, ["report", str(d), "--out", str(theirs)], "report.json")
     assert (theirs / "report.json").read_text() == "mine"
     assert not (theirs / "report.html").exists()
+    # --out a page of the user's (or the .json beside it): replaced only with --overwrite
+    page = tmp_path / "page.html"
+    page.write_text("my page")
+    one_line_error(capsys, ["report", str(d), "--out", str(page)], "add --overwrite",
+                   "page.html")
+    assert page.read_text() == "my page"
+    (tmp_path / "other.json").write_text("my json")
+    one_line_error(capsys, ["report", str(d), "--out", str(tmp_path / "other.html")],
+                   "other.json")
+    assert (tmp_path / "other.json").read_text() == "my json"
+    assert not (tmp_path / "other.html").exists()
 
 
 def test_a_failed_objective_fails_the_curves_stage(capsys, tmp_path):
