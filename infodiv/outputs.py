@@ -29,20 +29,13 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from extraction.contributions import sha256_file as sha256_of
 from infodiv.runfiles import UserError
 
 __all__ = ["MANIFEST", "read_manifest", "staged_output", "read_verified", "verify_folder",
-           "check_single_file", "sha256_of"]
+           "check_single_file"]
 
 MANIFEST = ".infodiv-manifest.json"
-
-
-def sha256_of(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_manifest(folder) -> dict | None:

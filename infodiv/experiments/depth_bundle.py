@@ -23,11 +23,12 @@ contributions instead of extracting: the same per-model analysis, the same summa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
+
+from extraction.contributions import sha256_file as _sha256
 
 __all__ = ["CHECKSUMS", "export_bundle", "verify_bundle", "bundle_roots", "reproduce"]
 
@@ -35,14 +36,6 @@ CHECKSUMS = "CHECKSUMS.json"
 _ROOT_FILES = ("depth.json", "heldout.jsonl", "heldout.task.json")
 _MIXED_FILES = ("heldout_mixed.jsonl", "heldout_mixed.task.json")
 _RUN_FILES = ("arrays.npz", "meta.json")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _files(bundle: Path) -> list[str]:

@@ -184,15 +184,22 @@ def heldout_examples(task: HopsTask) -> list[Example]:
     balanced (``i mod 4`` permuted), from ``default_rng([HELDOUT_TAG, heldout_seed])``."""
     rng = np.random.default_rng([HELDOUT_TAG, task.heldout_seed])
     labels = rng.permutation(np.arange(task.n_heldout) % N_CHAINS)
-    out, keys = [], set()
-    for y in labels:
+    return _distinct(rng, [task.hops] * task.n_heldout, labels, task.symbols, set(),
+                     f"held-out examples at {task.hops} hops")
+
+
+def _distinct(rng, hops, labels, symbols: int, keys: set, what: str) -> list[Example]:
+    """One example per ``(hops[i], labels[i])``, each redrawn (up to 1000 times) until its pair
+    set is not in ``keys`` (which grows with every draw)."""
+    out = []
+    for h, y in zip(hops, labels):
         for _ in range(1000):
-            ex = make_example(rng, task.hops, task.symbols, int(y))
+            ex = make_example(rng, int(h), symbols, int(y))
             if ex.key not in keys:
                 break
         else:
-            raise ValueError(f"cannot draw {task.n_heldout} distinct held-out examples from "
-                             f"{task.symbols} symbols at {task.hops} hops")
+            raise ValueError(f"cannot draw {len(labels)} distinct {what} from {symbols} "
+                             "symbols")
         keys.add(ex.key)
         out.append(ex)
     return out
@@ -210,18 +217,7 @@ def mixed_heldout_examples(task: HopsTask, exclude=frozenset()) -> list[Example]
     for h in range(1, task.hops + 1):
         at = np.flatnonzero(hops == h)
         labels[at] = rng.permutation(np.arange(at.size) % N_CHAINS)
-    out, keys = [], set(exclude)
-    for h, y in zip(hops, labels):
-        for _ in range(1000):
-            ex = make_example(rng, int(h), task.symbols, int(y))
-            if ex.key not in keys:
-                break
-        else:
-            raise ValueError(f"cannot draw {n} distinct mixed held-out examples from "
-                             f"{task.symbols} symbols")
-        keys.add(ex.key)
-        out.append(ex)
-    return out
+    return _distinct(rng, hops, labels, task.symbols, set(exclude), "mixed held-out examples")
 
 
 def example_hops(pairs: str) -> int:
