@@ -6,7 +6,9 @@ selection and stability bootstraps included):
 - :func:`parallel_map` runs ``func(task, rng)`` over a list of tasks with one generator per
   task spawned from ``SeedSequence(random_state)``; the number of tasks fixes the streams, so
   results depend on ``random_state`` only, never on ``n_jobs`` or the joblib backend
-  (``joblib.parallel_config``: loky by default, ``"dask"``, ``"threading"``, ...).
+  (``joblib.parallel_config``: loky by default, ``"dask"``, ``"threading"``, ...). Warnings
+  raised in worker processes are raised again in the calling process, so its filters (and
+  ``infodiv.collect_warnings``) see them.
 - :func:`bootstrap_indices` draws one resample of n rows (optionally within strata, e.g.
   classes); :func:`bootstrap_means` gives the paired bootstrap of column means (all columns
   resampled with the same rows per replicate).
@@ -39,6 +41,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from tqdm.auto import tqdm
 
+from estimators._workerwarnings import CarryWarnings, in_worker_processes, reraise_warnings
 from estimators.validation import check_same_length, check_seed_sequence
 
 __all__ = ["PermutationResult", "BootstrapResult", "permutation_test", "bootstrap_ci",
@@ -88,10 +91,12 @@ def parallel_map(func, tasks, *, random_state=0, n_jobs=1, progress=None) -> lis
         if progress:
             it = tqdm(it, total=len(tasks), desc=progress, leave=False, disable=None)
         return [func(t, r) for t, r in it]
+    carry = in_worker_processes()
     out = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(func)(t, r) for t, r in zip(tasks, rngs))
-    return list(tqdm(out, total=len(tasks), desc=progress, leave=False,
-                     disable=None if progress else True))
+        delayed(CarryWarnings(func) if carry else func)(t, r) for t, r in zip(tasks, rngs))
+    out = list(tqdm(out, total=len(tasks), desc=progress, leave=False,
+                    disable=None if progress else True))
+    return reraise_warnings(out) if carry else out
 
 
 def bootstrap_indices(n: int, rng: np.random.Generator, *, strata=None) -> np.ndarray:

@@ -1,26 +1,12 @@
-"""Tokenising a :class:`~extraction.tasks.Task`: option token ids in context, and truncation.
-
-Option ids (paper appendix C: "the output vocabulary is restricted to the tokens used in options")
-are found by in-context tokenisation: for a prompt ``p`` the tokens of ``p + answer_prefix +
-option`` must start with the tokens of ``p`` (a stable prefix), and the next token is the
-option's first token. This handles SentencePiece (``"▁positive"``) and byte-level BPE
-(``"Ġpositive"``) leading-space tokens without special cases. The C first tokens must be
-distinct, else :class:`ValueError` names the clashing options.
+"""Tokenising a :class:`~extraction.tasks.Task`: every prompt's token ids, the option
+tokens (:mod:`extraction.optiontokens`: which token each option is scored on, and the rule
+that refuses a shared token or an avoidable fragment of the word), and truncation.
 
 Truncation: a prompt with more than ``max_length`` tokens (special tokens included; nothing is
 reserved because the model is read at the last prompt position) is shortened inside its
 truncatable segments (the passage: BoolQ's passage, the AG News text, the RTE/MNLI premise), at a
 word boundary, longest segment first, never in the question or the answer slot.
 Only a tokenizer is needed (any Hugging Face tokenizer, slow or fast).
-
-First distinct token: the tokens of ``answer_prefix + option`` in context are compared across
-options; when they share leading tokens (``" (A)"`` / ``" (B)"`` share ``" ("``), the shared
-prefix is appended to every prompt as context and each option is scored at its first token
-after it, where the exact decomposition holds (it is the last input position). When the first
-tokens after the shared prefix clash (stories260K's ARC options ``" A"``, ``" C"``, ``" D"`` all
-begin with the bare ``"▁"`` while ``" B"`` is one token) the options cannot be scored at one
-position and :class:`ValueError` says so. An option scored on a bare whitespace token (``"▁"``,
-``"Ġ"``) gets a warning: the model is then read on the space, not on the word.
 
 Chat templates (``chat_template=True``): the prompt is one user message rendered with
 ``tokenizer.apply_chat_template(..., add_generation_prompt=True, tokenize=False)`` and the
@@ -35,27 +21,24 @@ number dropped per example is kept (``EncodedTask.demos_dropped``).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .optiontokens import (
+    N_OPTION_PROBES,
+    OptionTokens,
+    _ids,
+    option_token_ids,
+    option_tokens,
+    render_chat,
+    whole_word,
+)
+
 __all__ = ["EncodedTask", "OptionTokens", "option_token_ids", "option_tokens", "encode_task",
-           "N_OPTION_PROBES"]
+           "whole_word", "N_OPTION_PROBES"]
 
-N_OPTION_PROBES = 64  # prompts on which in-context option tokenisation is checked
-
-
-@dataclass
-class OptionTokens:
-    """How the options are read: scored ids, the shared prefix fed as context, token strings."""
-
-    option_ids: list[int]
-    shared_prefix: list[int]
-    tokens: list[str]
-    shared_prefix_tokens: list[str]
-    whitespace_options: list[str]
 
 
 @dataclass
@@ -76,6 +59,9 @@ class EncodedTask:
         Token strings of the scored ids and of the shared prefix.
     whitespace_options : list of str
         Options scored on a bare whitespace token (a warning was issued).
+    fragment_options : list of str
+        Options scored on a fragment of their word, bare whitespace included (unavoidable
+        with this tokenizer; a warning was issued). See :func:`option_tokens`.
     demos_dropped : ndarray of int, shape (N,)
         Demonstrations dropped from each prompt to fit ``max_length``.
     """
@@ -88,6 +74,7 @@ class EncodedTask:
     shared_prefix_tokens: list[str] = field(default_factory=list)
     whitespace_options: list[str] = field(default_factory=list)
     demos_dropped: np.ndarray | None = None
+    fragment_options: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if self.demos_dropped is None:
@@ -96,110 +83,6 @@ class EncodedTask:
     @property
     def n_truncated(self) -> int:
         return int(np.count_nonzero(self.truncated))
-
-
-def _ids(tokenizer, texts, *, special: bool) -> list[list[int]]:
-    out = tokenizer(list(texts), add_special_tokens=special)["input_ids"]
-    return [list(x) for x in out]
-
-
-def render_chat(tokenizer, text: str) -> str:
-    """``text`` as one user turn of the tokenizer's chat template, with the generation prompt.
-
-    Raises
-    ------
-    ValueError
-        The tokenizer has no chat template.
-    """
-    if not getattr(tokenizer, "chat_template", None):
-        raise ValueError(f"{type(tokenizer).__name__} has no chat template; extract without "
-                         "chat_template (--chat-template) or use an instruct tokenizer")
-    return tokenizer.apply_chat_template([{"role": "user", "content": text}],
-                                         add_generation_prompt=True, tokenize=False)
-
-
-def _contexts(tokenizer, task, probes: list[str], chat: bool) -> tuple[list[str], str]:
-    """Text the answer follows, per probe prompt, and the answer prefix."""
-    if chat:
-        return [render_chat(tokenizer, p) for p in probes], ""
-    return probes, task.answer_prefix()
-
-
-def option_tokens(tokenizer, task, *, chat_template: bool = False) -> OptionTokens:
-    """Score each option at its first token where the options differ, checked on the first
-    ``N_OPTION_PROBES`` prompts; warn when a scored token is bare whitespace.
-
-    Raises
-    ------
-    ValueError
-        If the prompt's tokens are not a prefix of the tokens of prompt + answer (the answer
-        merges into the prompt's last token), if the tokens read depend on the prompt, if one
-        option is the shared prefix itself, or if the first tokens after the shared prefix
-        clash (the message names the clashing options and the shared token).
-    """
-    probes = [task.prompt(i) for i in range(min(len(task), N_OPTION_PROBES))]
-    contexts, prefix = _contexts(tokenizer, task, probes, chat_template)
-    base = _ids(tokenizer, contexts, special=False)
-    conts: list[list[list[int]]] = []       # [option][probe] -> continuation tokens
-    for option in task.options:
-        full = _ids(tokenizer, [p + prefix + option for p in contexts], special=False)
-        rows = []
-        for k, (b, f) in enumerate(zip(base, full)):
-            if f[: len(b)] != b or len(f) <= len(b):
-                raise ValueError(
-                    f"option {option!r}: the tokens of prompt {k} are not a prefix of the tokens "
-                    f"of prompt + {prefix + option!r}, so the answer cannot be read at the last "
-                    "prompt position with this tokenizer"
-                )
-            rows.append(f[len(b):])
-        conts.append(rows)
-    first = [c[0] for c in conts]
-    shared = 0
-    while all(len(c) > shared for c in first) and len({c[shared] for c in first}) == 1:
-        shared += 1
-    for option, rows in zip(task.options, conts):
-        if len(rows[0]) <= shared:
-            raise ValueError(f"task {task.name!r}: options do not map to distinct first tokens: "
-                             f"option {option!r} is the prefix shared by all options ({shared} "
-                             f"token(s) {tokenizer.convert_ids_to_tokens(rows[0][:shared])}): "
-                             "it has no token of its own to score")
-        read = {tuple(r[: shared + 1]) for r in rows}
-        if len(read) != 1:
-            raise ValueError(
-                f"option {option!r}: its first token depends on the prompt ({sorted(read)} over "
-                f"the first {len(probes)} prompts)"
-            )
-    found = [c[shared] for c in first]
-    clashes: dict[int, list[str]] = {}
-    for option, tok in zip(task.options, found):
-        clashes.setdefault(tok, []).append(option)
-    clashes = {t: opts for t, opts in clashes.items() if len(opts) > 1}
-    if clashes:
-        desc = "; ".join(
-            f"{' / '.join(repr(prefix + o) for o in opts)} all start with token {t} "
-            f"({tokenizer.convert_ids_to_tokens(t)!r})"
-            for t, opts in clashes.items()
-        )
-        where = f" after their shared prefix of {shared} token(s)" if shared else ""
-        raise ValueError(
-            f"task {task.name!r}: options do not map to distinct first tokens{where}: {desc}; "
-            "they cannot be scored at one position (rephrase the options, e.g. without the "
-            "leading space, or change the template's answer prefix)"
-        )
-    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(found)]
-    bare = [o for o, t in zip(task.options, found) if not tokenizer.decode([t]).strip()]
-    for option in bare:
-        warnings.warn(f"option {prefix + option!r} is scored on the bare whitespace token "
-                      f"{tokens[task.options.index(option)]!r}: the model is read on the space, "
-                      "not on the word", stacklevel=3)
-    pre = first[0][:shared]
-    return OptionTokens([int(t) for t in found], [int(t) for t in pre], tokens,
-                        [str(t) for t in tokenizer.convert_ids_to_tokens(pre)], bare)
-
-
-def option_token_ids(tokenizer, task, *, chat_template: bool = False) -> list[int]:
-    """The scored token id of each option (see :func:`option_tokens`)."""
-    return option_tokens(tokenizer, task, chat_template=chat_template).option_ids
 
 
 def _special_layout(tokenizer) -> tuple[int, int]:
@@ -312,4 +195,5 @@ def encode_task(tokenizer, task, *, max_length: int | None,
                 truncated[i] = len(encode([task.prompt(i, drop=int(dropped[i]))])[0]) > len(
                     input_ids[i])
     return EncodedTask(input_ids, opts.option_ids, truncated, opts.tokens, opts.shared_prefix,
-                       opts.shared_prefix_tokens, opts.whitespace_options, dropped)
+                       opts.shared_prefix_tokens, opts.whitespace_options, dropped,
+                       opts.fragment_options)

@@ -2,7 +2,8 @@
 
 ``load_task_file(path, template=..., options=..., label_field=...)`` builds a
 :class:`~extraction.tasks.Task` from the file's records. A label may be the option string
-(``"positive"``), an option index (``1`` or ``"1"``), or absent / empty / null: that record is
+(``"positive"``, also for the option ``" positive"`` written with a leading space), an option
+index (``1`` or ``"1"``), or absent / empty / null: that record is
 unlabelled (label ``-1``; extraction runs, analyses that need labels refuse the run) when
 ``allow_unlabelled``, else an error. Without ``label_field`` every record is unlabelled. Parsing
 is strict: a UTF-8 BOM is dropped; short or long CSV rows, unclosed quotes, a template without
@@ -141,6 +142,9 @@ def _label(value, options: list[str], i: int, field: str, allow_unlabelled: bool
         v = value.strip()
         if v in options:
             return options.index(v)
+        bare = [o.strip() for o in options]   # label 'sport' of the option ' sport'
+        if bare.count(v) == 1:
+            return bare.index(v)
         if v.lstrip("-").isdigit():
             value = int(v)
         else:

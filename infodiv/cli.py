@@ -10,6 +10,9 @@ fails on valid input (``StageFailed``: an objective the run cannot support) is o
 the stage, exit status 1. An interrupt
 (Ctrl-C) exits 130 and says how to resume. ``INFODIV_TRACEBACK=1`` re-raises instead, for
 debugging.
+Warnings are collected (:func:`infodiv.warncollect.collect_warnings`): a warning repeated a
+thousand times is one line with its count and the range of its numbers, at the end of the stage
+or command that raised it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ COMMANDS = {
     "demo": ("infodiv.commands.demo",
              "the offline default: SmolLM2-135M on the bundled AG News rows"),
     "report": ("infodiv.commands.report", "rebuild the HTML report from existing run folders"),
+    "select": ("infodiv.commands.select", "the best k members or layers, held out, with stability"),
     "zoo": ("infodiv.commands.zoo", "train the depth / layer-sharing model zoo and report on it"),
 }
 
@@ -84,10 +88,12 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     from infodiv.runfiles import StageFailed, UserError
+    from infodiv.warncollect import collect_warnings
 
     prog = f"infodiv {args.command}"
     try:
-        return int(args._run(args) or 0)
+        with collect_warnings(args.command):   # one line per kind of warning, at the end
+            return int(args._run(args) or 0)
     except KeyboardInterrupt:
         if os.environ.get("INFODIV_TRACEBACK"):
             raise

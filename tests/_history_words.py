@@ -1,5 +1,7 @@
 """Words that tell development history (a commit hash, an issue or session number, a machine
-anecdote, a role, a previous version): :func:`history_words` finds them in a page's text."""
+anecdote, a role, a previous version, a dated change: what a page said or did before, "the
+pipeline the engine replaced", "failures that were ours before this change", "could not be
+carried to that machine"): :func:`history_words` finds them in a page's text."""
 
 from __future__ import annotations
 
@@ -10,10 +12,15 @@ HISTORY = {
     "issue number": r"\bissues? #?\d+",
     "session": r"\bsessions?\b",
     "numbered round of work": r"\b(rounds? (of work|\d+)|round-\d+)\b",
-    "a machine anecdote": r"\b(VMs?|another machine|a quieter|none lent|not lent)\b",
+    "a machine anecdote": r"\b(VMs?|another( [\w-]+)? machine|a quieter|none lent|not lent"
+                          r"|that machine|could not be (carried|copied|brought|installed))\b",
     "a role": r"\b(the lead|engineers?|the brief|the CEO|helpers?)\b",
-    "a previous version": r"\b(previous|earlier|old) (version|rule|run|report|reading)s?\b",
-    "a dated change": r"\b(since this version|before this version|no longer|used to)\b",
+    "a previous version": r"\b(previous|earlier|old) "
+                          r"(version|rule|run|report|reading|measurement)s?\b",
+    "a dated change": r"\b(since this version|before this version|no longer|used to"
+                      r"|(before|after|since|until) this (change|rule|fix|commit|rewrite)"
+                      r"|this change|is now|now pass(es)?|was not kept"
+                      r"|(that|which|the \w+) (it|we|the \w+) replaced)\b",
 }
 PATTERN = re.compile("|".join(f"(?P<g{i}>{p})" for i, p in enumerate(HISTORY.values())), re.I)
 NAMES = list(HISTORY)

@@ -9,6 +9,13 @@ directory (resumable: rerunning the same command after an interruption reuses th
 shards); ``--out`` is replaced only under the rules of :mod:`extraction.outdir`. Prints N, M,
 C, the largest exactness error against the model's own output logits and the model's
 accuracy; exits 1 if the exactness check failed (the message gives the numbers).
+
+The prompt options (``--chat-template``, ``--shots``, ``--fixed-demos``, ``--demo-start``,
+``--start``) are those of ``infodiv run`` (:func:`infodiv.commands.options.add_prompt_options`).
+Each option is scored on one token under the exact prompt used; options that share it, or
+that would be scored on a fragment of their word when a whole-word token exists (SmolLM2's
+chat template splits ``sport`` into ``s`` + ``port``; ``" sport"`` is one token), are refused
+in one line listing every option's token, exit 2 (:mod:`extraction.optiontokens`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import re
 import sys
 from pathlib import Path
 
+from infodiv.commands.options import add_prompt_options
 from infodiv.commands.preflight import batch_size, nonneg_int, positive_int
 from infodiv.commands.tasksel import add_task_file_options
 
@@ -45,30 +53,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="ag_news, arc (= arc_challenge), arc_easy, boolq, mnli, qqp, rte, "
                              "sst2, wic (or use --task-file)")
     add_task_file_options(parser)
-    parser.add_argument("--chat-template", action="store_true",
-                        help="wrap every prompt in the tokenizer's chat template (one user turn "
-                             "+ generation prompt, kept byte for byte)")
     parser.add_argument("--position", type=int, default=-1,
                         help="read position: -1 the last prompt token (default), other negative "
                              "values from the end, non-negative from the start")
     parser.add_argument("--vocab", default="options", choices=("options", "full"),
                         help="columns of u: the option tokens (default) or the whole vocabulary")
     parser.add_argument("--n", type=positive_int, default=2000,
-                        help="first N examples of the split (default 2000)")
-    parser.add_argument("--start", type=nonneg_int, default=0,
-                        help="with --task: first example row of the split, so the examples are "
-                             "rows START..START+N-1 (default 0), e.g. held-out rows for "
-                             "choosing a prompt setting")
-    parser.add_argument("--shots", type=nonneg_int, default=0, help="in-context demonstrations")
-    parser.add_argument("--fixed-demos", action="store_true",
-                        help="with --shots: the same demonstrations in front of every prompt "
-                             "(one seeded draw from records that are no example), so their "
-                             "tokens are a shared prefix computed once (extraction.savings)")
-    parser.add_argument("--demo-start", type=nonneg_int, default=None,
-                        help="with --task --fixed-demos on a split without a train split: draw "
-                             "the demonstrations among rows DEMO_START.. (not below the end of "
-                             "the examples; default: the rows after them), so that runs over "
-                             "different rows share one draw")
+                        help="examples: rows START..START+N-1 of the split (default 2000)")
+    add_prompt_options(parser)
     parser.add_argument("--seed", type=nonneg_int, default=0,
                         help="seed of the demonstration draws")
     parser.add_argument("--split", default=None, help="dataset split (default: the paper's)")
@@ -185,6 +177,10 @@ def run(args) -> int:
     out = args.out or _default_out(str(args.model), task.name, args.granularity)
     with output_lock(out):
         check_target(out, run_identity(_identity(args, task)), args.overwrite, analyses=True)
+        if args.quiet:   # no weight-loading bars either
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
         model, tokenizer = load_model(args.model, gguf_file=args.gguf_file, device=args.device,
                                       dtype=args.dtype)
         try:

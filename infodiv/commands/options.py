@@ -7,6 +7,11 @@ has one name and one meaning from the command line to the record: ``--n-bootstra
 every verdict, power check and selection claim; ``--n-permutations`` is K, the label
 permutations of every null; ``--n-curve-orders`` the random member orders of the drawn curves.
 No command builds or re-parses an argument list.
+
+The prompt options (:func:`add_prompt_options`: ``--chat-template``, ``--shots``,
+``--fixed-demos``, ``--demo-start``, ``--start``) are defined once here and attached to both
+``infodiv extract`` and ``infodiv run``; ``infodiv run`` also takes the prompt choice
+(:func:`add_prompt_choice_options`, :mod:`infodiv.study.prompt_choice`).
 """
 
 from __future__ import annotations
@@ -21,22 +26,71 @@ from infodiv.commands.preflight import (
     objective_sizes,
     zero_or_at_least,
 )
+from infodiv.study.prompt_setting import CRITERIA, DEFAULT_CANDIDATES, MIN_CHOICE_ROWS
 from infodiv.study.settings import (
     CurvesSettings,
     DecomposeSettings,
+    ExtractionSettings,
     InferenceSettings,
+    PromptChoiceSettings,
     SelectionSettings,
     StudySettings,
 )
 
 __all__ = ["add_inference_options", "add_curves_options", "add_decompose_options",
-           "add_selection_options", "add_seed_option", "study_settings", "info_methods"]
+           "add_selection_options", "add_seed_option", "add_prompt_options",
+           "add_prompt_choice_options", "study_settings", "info_methods"]
 
 
 def add_seed_option(parser) -> None:
     parser.add_argument("--seed", type=nonneg_int, default=StudySettings().seed,
                         help="the study's seed: every random stream (demonstrations, orders, "
                              "splits, resamples, surrogates) is spawned from it")
+
+
+def add_prompt_options(parser, defaults: ExtractionSettings | None = None) -> None:
+    """How every prompt is written and which rows are read (``infodiv extract`` and
+    ``infodiv run``): the options are scored under the rule of
+    :func:`extraction.prompts.option_tokens` (an option whose scored token is shared or an
+    avoidable fragment of its word is refused, with every option's token listed)."""
+    d = defaults or ExtractionSettings()
+    parser.add_argument("--chat-template", action="store_true",
+                        help="wrap every prompt in the tokenizer's chat template (one user turn "
+                             "+ generation prompt, kept byte for byte)")
+    parser.add_argument("--start", type=nonneg_int, default=d.start,
+                        help="with --task: first example row of the split, so the examples are "
+                             "rows START..START+N-1, e.g. held-out rows for choosing a prompt "
+                             "setting")
+    parser.add_argument("--shots", type=nonneg_int, default=d.shots,
+                        help="in-context demonstrations")
+    parser.add_argument("--fixed-demos", action="store_true",
+                        help="with --shots: the same demonstrations in front of every prompt "
+                             "(one seeded draw from records that are no example), so their "
+                             "tokens are a shared prefix computed once (extraction.savings)")
+    parser.add_argument("--demo-start", type=nonneg_int, default=d.demo_start,
+                        help="with --fixed-demos on a split without a train split: draw the "
+                             "demonstrations among rows DEMO_START.. (not below the end of "
+                             "the examples; default: the rows after them), so that runs over "
+                             "different rows share one draw")
+
+
+def add_prompt_choice_options(parser, defaults: PromptChoiceSettings | None = None) -> None:
+    """The prompt setting chosen on held-out rows before extraction (``infodiv run``)."""
+    d = defaults or PromptChoiceSettings()
+    parser.add_argument("--choose-prompt", nargs="*", default=None, metavar="SETTING",
+                        help="choose the prompt setting first, on held-out rows no analysis "
+                             "reads: zero-shot, chat-template, K-shot, fixed-K-shot, or "
+                             "chat-template+[fixed-]K-shot (no value: "
+                             f"{' '.join(DEFAULT_CANDIDATES)}); the choice is recorded in "
+                             "run.json")
+    parser.add_argument("--choice-n", type=int_at_least(MIN_CHOICE_ROWS), default=d.choice_n,
+                        help="held-out rows of the prompt choice")
+    parser.add_argument("--choice-start", type=nonneg_int, default=d.choice_start,
+                        help="first held-out row of the prompt choice (default: the row after "
+                             "the last analysed one; an analysed row is refused)")
+    parser.add_argument("--choice-criterion", default=d.choice_criterion, choices=CRITERIA,
+                        help="what the prompt choice maximises: the cross-fitted calibrated "
+                             "readout's accuracy, or the raw argmax's")
 
 
 def add_inference_options(parser, defaults: InferenceSettings | None = None) -> None:
@@ -148,6 +202,8 @@ _NOT_SETTINGS = ("run_dir", "out", "overwrite", "quiet", "command")
 def _convert(name: str, value):
     if name == "info_methods":
         return info_methods(value)
+    if name == "choose_prompt":   # --choose-prompt without values: the default candidates
+        return tuple(value) or DEFAULT_CANDIDATES
     if isinstance(value, list):
         return tuple(value)
     if isinstance(value, Path):

@@ -12,8 +12,17 @@ Without ``--model`` it runs the embedded default, SmolLM2-135M-Instruct from the
 ``$INFODIV_DATA_DIR``, else ``$INFODIV_SHARED/data`` (default ``../shared/data``), else the copy
 bundled in ``infodiv/data``. Every check that can fail on user input (models resolved offline,
 tasks, ``--device``, ``--out`` writable, an existing folder holding a different run) runs before
-any model loads. Run folders are named ``<model>-<task>-n<N>-<shots>shot-<granularity>``; a
-finished stage whose inputs are unchanged is skipped, an interrupted extraction resumes.
+any model loads. Run folders are named ``<model>-<task>-n<N>-<shots>shot-<granularity>``
+(+ ``-chat``, ``-fixed``, ``-from<START>`` for those prompt settings); a finished stage whose
+inputs are unchanged is skipped, an interrupted extraction resumes.
+
+The prompt setting is given (``--chat-template``, ``--shots``, ``--fixed-demos``,
+``--demo-start``, ``--start``: the options of ``infodiv extract``, defined once in
+:mod:`infodiv.commands.options`) or chosen first on held-out rows that no analysis reads
+(``--choose-prompt``, :mod:`infodiv.study.prompt_choice`), and then recorded in ``run.json``.
+The AG News block pages' setting is ``infodiv run --task ag_news --n 2000 --chat-template``;
+``--choose-prompt zero-shot chat-template fixed-4-shot --choice-criterion accuracy`` makes
+their choice (on rows 2000–2399, with ``../shared/data``) and then that run.
 """
 
 from __future__ import annotations
@@ -28,11 +37,13 @@ from infodiv.commands.options import (
     add_curves_options,
     add_decompose_options,
     add_inference_options,
+    add_prompt_choice_options,
+    add_prompt_options,
     add_seed_option,
     add_selection_options,
     study_settings,
 )
-from infodiv.commands.preflight import int_at_least, nonneg_int, positive_int
+from infodiv.commands.preflight import int_at_least, positive_int
 from infodiv.commands.tasksel import add_task_file_options
 from infodiv.runfiles import display_path
 from infodiv.study.settings import ExtractionSettings
@@ -53,10 +64,11 @@ def configure(parser) -> None:
                                              f"{DEFAULT_TASK}; or use --task-file)")
     add_task_file_options(parser)
     parser.add_argument("--n", type=int_at_least(MIN_EXAMPLES), default=ExtractionSettings().n,
-                        help="examples per task: the first N rows of the split, all when fewer "
-                             f"(at least {MIN_EXAMPLES}: the k = 3 neighbour estimators of "
+                        help="examples per task: N rows of the split from --start, all when "
+                             f"fewer (at least {MIN_EXAMPLES}: the k = 3 neighbour estimators of "
                              "the decompositions need more than 3)")
-    parser.add_argument("--shots", type=nonneg_int, default=0, help="in-context demonstrations")
+    add_prompt_options(parser)
+    add_prompt_choice_options(parser)
     parser.add_argument("--stratify", action="store_true",
                         help="take the N examples in the class proportions of the whole split "
                              "(first rows of each class) instead of the first N rows")

@@ -19,6 +19,7 @@ import numpy as np
 
 from estimators.validation import check_labels
 
+from ..warncollect import CalibrationWarning
 from .base import SetFunction, check_members, duplicate_groups, member_indicator, split_halves
 from .calibration import READOUT_METRICS, fit_calibration, readout_scores
 
@@ -90,10 +91,10 @@ class ReadoutSetFunction(SetFunction):
                                          init=None if init is None else init[fit])
             if not info["converged"].all():
                 bad = ~info["converged"]
-                warnings.warn(f"{self.name}: calibration fit did not converge for {bad.sum()} "
+                warnings.warn(f"calibration fit did not converge ({self.name}): {bad.sum()} "
                               f"of {bad.size} member sets (scaled gradient norm up to "
                               f"{np.nanmax(np.r_[info['grad_norm'][bad], 0.0]):.3g})",
-                              RuntimeWarning, stacklevel=3)
+                              CalibrationWarning, stacklevel=3)
             params.append((a, c))
         for (a, c), zc, ev in zip(params, parts[::-1], self.folds[::-1]):
             zc *= a[:, None, None]  # the parts are scratch copies: scaled in place

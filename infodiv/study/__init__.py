@@ -1,5 +1,6 @@
 """A study of one or more (model, task) pairs: typed settings per stage, one seed plan, and
-:func:`run_study` (extraction → decompositions → curves and verdicts → selection → report).
+:func:`run_study` (the prompt choice when asked for → extraction → decompositions → curves
+and verdicts → selection → report).
 
 The command line (:mod:`infodiv.commands`) and the experiments (:mod:`infodiv.experiments`)
 build a :class:`StudySettings` and call the stage functions; nothing here reads argv.
@@ -14,12 +15,14 @@ from .settings import (
     DecomposeSettings,
     ExtractionSettings,
     InferenceSettings,
+    PromptChoiceSettings,
     SelectionSettings,
     StudySettings,
 )
 
 __all__ = ["StudySettings", "ExtractionSettings", "DecomposeSettings", "InferenceSettings",
-           "CurvesSettings", "SelectionSettings", "SeedPlan", "run_study"]
+           "CurvesSettings", "SelectionSettings", "PromptChoiceSettings", "SeedPlan",
+           "run_study"]
 
 
 def run_study(settings, out, **kwargs):

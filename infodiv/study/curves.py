@@ -169,6 +169,7 @@ def _objective(contrib, obj, s: StudySettings, out: Path, test: dict) -> dict:
     lc = layer_curves(f, n_permutations=s.curves.n_curve_orders,
                       random_state=plan.integer("curves", obj, "orders"),
                       n_jobs=s.inference.n_jobs)
+    lc.member_names = list(contrib.names)   # f is a set function: the names come from the run
     entry = {"curves": jsonable(lc.to_dict()), "point": jsonable(point_estimates(f, lc)),
              "k_marks": k_marks(contrib.n_members)}
     # the curves' own flags; each verdict record keeps its own (read from there, not copied)
@@ -216,13 +217,15 @@ def _selection(contrib, s: StudySettings, log, test: dict) -> dict:
 
 
 def curves_stage(contrib, out, settings: StudySettings | None = None, *, run_dir=None,
-                 log=print) -> dict:
+                 log=print, progress=None) -> dict:
     """Compute the curves of one run and write them to ``out`` (module docstring).
 
     An objective that cannot be computed on the run (a ValueError: too few examples per class
     for a Gaussian objective, ...) is recorded as ``{"error": message}`` and reported through
-    ``log``; the others go on. Returns the JSON document that was written.
+    ``log``; the others go on. ``progress`` (a callable, or None) is told when each part
+    starts and how long each objective took. Returns the JSON document that was written.
     """
+    say = progress or (lambda line: None)
     s = settings or StudySettings()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -235,7 +238,12 @@ def curves_stage(contrib, out, settings: StudySettings | None = None, *, run_dir
            "settings": settings_record(s), "objectives": {}, "timings_s": {}}
     doc["testability"] = testability(contrib, random_state=SeedPlan(s.seed).integer(
         "curves", "testability"))
-    for obj in s.curves.objectives:
+    for i, obj in enumerate(s.curves.objectives, 1):
+        sizes = s.inference.for_objective(obj)
+        say(f"curves: objective {obj} ({i} of {len(s.curves.objectives)}): its curves"
+            + (f" and verdicts (B = {sizes.n_bootstrap}, K = {sizes.k}, "
+               f"{sizes.power_replicates} surrogates of each kind)" if s.curves.verdicts
+               else ""))
         t0 = time.perf_counter()
         try:
             doc["objectives"][obj] = _objective(contrib, obj, s, out, doc["testability"])
@@ -244,8 +252,12 @@ def curves_stage(contrib, out, settings: StudySettings | None = None, *, run_dir
             log(f"infodiv curves: {obj} failed: {exc}")
             continue
         doc["timings_s"][obj] = time.perf_counter() - t0
+        say(f"curves: objective {obj} done in {doc['timings_s'][obj]:.0f} s")
     first = s.curves.objectives[0]
     if "error" not in doc["objectives"].get(first, {"error": 1}):
+        say("curves: held-out greedy selection"
+            + (f" and greedy stability ({s.curves.stability} resamples)"
+               if s.curves.stability else ""))
         doc["selection"] = _selection(contrib, s, log, doc["testability"])
         if s.curves.stability:
             st = greedy_stability(contrib, objective=first, n_bootstrap=s.curves.stability,

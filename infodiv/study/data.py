@@ -6,7 +6,8 @@
   (all 872 dev rows) and ``ag_news`` (the first 2000 test rows) (:mod:`infodiv.data`); else
   Hugging Face ``datasets``.
 - :func:`stratified_indices`: N examples in the class proportions of the whole split.
-- :func:`load_task`: the task, first N rows or stratified, with relative source paths in its meta.
+- :func:`load_task`: the task, N rows from a start row or stratified, with its prompt setting's
+  demonstrations and relative source paths in its meta.
 """
 
 from __future__ import annotations
@@ -70,8 +71,11 @@ def stratified_indices(labels, n: int) -> np.ndarray:
 
 
 def load_task(name: str, *, data_dir=None, n: int = 2000, shots: int = 0, seed: int = 0,
-              stratify: bool = False):
-    """The task a run extracts: the first ``n`` rows, or ``n`` stratified rows.
+              stratify: bool = False, start: int = 0, fixed_demos: bool = False,
+              demo_start: int | None = None):
+    """The task a run extracts: ``n`` rows from row ``start`` (default the first), or ``n``
+    stratified rows; ``shots`` demonstrations, ``fixed_demos`` drawn once among rows
+    ``demo_start ..`` (:func:`extraction.tasks.get_task`).
 
     ``meta["source_files"]`` is made relative to the data folder and ``meta["data_source"]``
     names the folder, so no absolute path reaches a report.
@@ -80,9 +84,14 @@ def load_task(name: str, *, data_dir=None, n: int = 2000, shots: int = 0, seed: 
 
     folder, label = resolve_data_dir(name, data_dir)
     if not stratify:
-        task = get_task(name, data_dir=folder, n=n, shots=shots, seed=seed)
+        task = get_task(name, data_dir=folder, n=n, shots=shots, seed=seed, start=start,
+                        fixed_demos=fixed_demos, demo_start=demo_start)
     else:
-        full = get_task(name, data_dir=folder, n=None, shots=shots, seed=seed)
+        if start:
+            raise ValueError(f"start={start} with stratify: the stratified rows are taken from "
+                             "the whole split")
+        full = get_task(name, data_dir=folder, n=None, shots=shots, seed=seed,
+                        fixed_demos=fixed_demos, demo_start=demo_start)
         idx = stratified_indices(full.labels, n)
         demos = None if full.demonstrations is None else [full.demonstrations[i] for i in idx]
         meta = dict(full.meta, n=len(idx), stratified=True, indices=idx.tolist())

@@ -11,7 +11,10 @@ their options to those settings and call :func:`run_study`, and so do the experi
 Every check that can fail on user input (models resolved offline, tasks, device, ``out``
 writable, an existing folder holding a different run) runs before any model loads
 (:func:`plan_study`). A finished stage whose key (inputs, settings, code) is unchanged is
-skipped, an interrupted extraction resumes.
+skipped, an interrupted extraction resumes. The warnings of each stage are collected
+(:func:`~infodiv.warncollect.collect_warnings`): one line per kind, with its count, at the end
+of the stage; without ``quiet`` each long stage says when it starts, what it computes, and how
+long it took.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..runfiles import StageFailed, display_path, load_run, model_slug, run_name
+from ..warncollect import collect_warnings
 from .checks import check_device, check_model, check_out
+from .prompt_choice import plan_with_choice
+from .prompt_setting import setting_config, setting_suffix
 from .runfolder import STAGE_DIRS, RunFolder, code_digest, shards_done, stage_key, stage_key_of
 from .seeds import SeedPlan
 from .settings import StudySettings
@@ -72,8 +78,10 @@ def plan_study(settings: StudySettings, out, *, overwrite: bool = False,
                 config.update(template=task.template, options=list(task.options),
                               label_field=ext.label_field,
                               task_sha256=task.meta.get("sha256"))
-            folder = RunFolder(out / run_name(model, task.name, len(task), ext.shots,
-                                              ext.granularity, ext.stratify),
+            config.update(setting_config(ext))   # chat template, fixed demos, rows
+            folder = RunFolder(out / (run_name(model, task.name, len(task), ext.shots,
+                                               ext.granularity, ext.stratify)
+                                      + setting_suffix(ext)),
                                config, command(str(model), task.name))
             entries.append((model, task, folder, folder.check(overwrite)))
     return entries
@@ -119,12 +127,16 @@ def extract_stage(folder: RunFolder, model_name, task, settings: StudySettings,
     if done:
         log(f"resuming: {done} of {len(task)} examples done")
     t0 = time.perf_counter()
+    if not quiet:
+        log(f"extract: loading {model_slug(model_name)}, then {len(task) - done} examples "
+            f"({ext.granularity} members)")
     model, tokenizer = models.get(model_name)
     try:
         contrib = extract(model, tokenizer, task, granularity=ext.granularity,
                           batch_size=ext.batch_size, out=folder.contributions,
                           progress=not quiet, shard_size=SHARD_SIZE,
-                          max_length=ext.max_length, overwrite=True, workers=ext.workers)
+                          max_length=ext.max_length, overwrite=True, workers=ext.workers,
+                          chat_template=bool(folder.config.get("chat_template")))
     except KeyboardInterrupt:
         print(f"\ninterrupted: {shards_done(folder.contributions)} of {len(task)} examples are "
               f"saved; rerun `{command(str(model_name), task.name, absolute=True)}` to resume",
@@ -137,6 +149,8 @@ def extract_stage(folder: RunFolder, model_name, task, settings: StudySettings,
         log(f"warning: exactness check failed (max error "
             f"{contrib.meta['max_exactness_error']:.3g}); see contributions/meta.json")
     folder.done("extract", key, time.perf_counter() - t0)
+    if not quiet:
+        log(f"extract: done in {time.perf_counter() - t0:.0f} s")
     return contrib
 
 
@@ -153,12 +167,16 @@ def decompose_stage(contrib, out, settings: StudySettings) -> dict:
                                 info_null=d.info_null, every_variant=d.every_variant)
 
 
-def _analyse(folder: RunFolder, contrib, settings: StudySettings, log=print) -> None:
-    """decompose and curves on ``contrib``, the run folder's extraction, each skipped when
-    its key is unchanged."""
-    from ..reports.curves_md import verdict_summary
-    from .curves import curves_stage
+#: what each analysis stage computes, said when it starts (without quiet)
+_STAGE_WORK = {"decompose": "bias-diversity, bias-variance-covariance, information "
+                            "decomposition, junction curves",
+               "curves": "layer-addition curves and the verdicts of each objective"}
 
+
+def _analyse(folder: RunFolder, contrib, settings: StudySettings, log=print,
+             quiet: bool = False) -> None:
+    """decompose and curves on ``contrib``, the run folder's extraction, each skipped when
+    its key is unchanged; each stage's warnings collapsed into one line per kind."""
     for name in ("decompose", "curves"):
         key = stage_key_of(folder.path, name, settings)
         why = folder.stale(name, key)
@@ -170,26 +188,41 @@ def _analyse(folder: RunFolder, contrib, settings: StudySettings, log=print) -> 
             folder.forget(name)
         out = check_out(folder.path / STAGE_DIRS[name])
         t0 = time.perf_counter()
+        if not quiet:
+            log(f"{name}: computing {_STAGE_WORK[name]}")
         try:
-            if name == "decompose":
-                r = decompose_stage(contrib, out, settings)["run"]
-                log(f"{display_path(out)}: N={r['N']} M={r['M']} C={r['C']} "
-                    f"accuracy={r['accuracy']:.4f}; see decompositions.md")
-            else:
-                doc = curves_stage(contrib, out, settings, run_dir=folder.path, log=log)
-                for line in verdict_summary(doc):
-                    log(line)
-                failed = [f"objective {o}: {' '.join(str(r['error']).split())}"
-                          for o, r in doc["objectives"].items() if "error" in r]
-                if failed:
-                    raise StageFailed(f"curves failed: {'; '.join(failed)}; see "
-                                      f"{display_path(out / 'report.json')}")
+            with collect_warnings(name):
+                _analysis_stage(name, folder, contrib, settings, out, log, quiet)
         except StageFailed:
             raise
         except (ValueError, ArithmeticError) as exc:
             raise StageFailed(f"stage {name} failed on {folder.path.name}: "
                               f"{' '.join(str(exc).split())}") from exc
+        if not quiet:
+            log(f"{name}: done in {time.perf_counter() - t0:.0f} s")
         folder.done(name, key, time.perf_counter() - t0)
+
+
+def _analysis_stage(name, folder: RunFolder, contrib, settings: StudySettings, out: Path, log,
+                    quiet: bool) -> None:
+    """One analysis stage of :func:`_analyse` (its lines through ``log``)."""
+    from ..reports.curves_md import verdict_summary
+    from .curves import curves_stage
+
+    if name == "decompose":
+        r = decompose_stage(contrib, out, settings)["run"]
+        log(f"{display_path(out)}: N={r['N']} M={r['M']} C={r['C']} "
+            f"accuracy={r['accuracy']:.4f}; see decompositions.md")
+        return
+    doc = curves_stage(contrib, out, settings, run_dir=folder.path, log=log,
+                       progress=None if quiet else log)
+    for line in verdict_summary(doc):
+        log(line)
+    failed = [f"objective {o}: {' '.join(str(r['error']).split())}"
+              for o, r in doc["objectives"].items() if "error" in r]
+    if failed:
+        raise StageFailed(f"curves failed: {'; '.join(failed)}; see "
+                          f"{display_path(out / 'report.json')}")
 
 
 def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: bool = False,
@@ -201,7 +234,8 @@ def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: b
     settings : StudySettings
     out : folder holding one run folder per (model, task)
     overwrite : replace a run folder that holds a run with other settings
-    quiet : no progress bars
+    quiet : no progress bars and no progress lines (each stage's warnings are still one
+        line per kind)
     command : ``command(model, task, absolute=False) -> str``, the command line that reruns
         a pair (recorded in ``run.json``; printed on Ctrl-C)
     log : where the stage lines go
@@ -211,26 +245,34 @@ def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: b
     from ..reports.html import write_report
     from ..reports.summary import print_summary
 
-    entries = plan_study(settings, out, overwrite=overwrite, command=command)
+    models = _Models(settings.extraction, quiet)
+    if settings.prompt_choice.choose_prompt:   # each pair's prompt setting chosen first
+        entries = plan_with_choice(settings, out, models, plan=plan_study, overwrite=overwrite,
+                                   quiet=quiet, command=command, shard_size=SHARD_SIZE,
+                                   log=log)
+    else:
+        entries = plan_study(settings, out, overwrite=overwrite, command=command)
     if settings.extraction.threads:
         import torch
 
         torch.set_num_threads(settings.extraction.threads)
-    models = _Models(settings.extraction, quiet)
     result = StudyResult([], [])
     for model_name, task, folder, _ in entries:
         log(f"== {folder.path.name}")
         with output_lock(folder.path):   # one writer per run folder; re-checked under the lock
             folder.prepare(folder.check(overwrite))
-            contrib = extract_stage(folder, model_name, task, settings, models, quiet=quiet,
-                                    command=command, log=log)
-            _analyse(folder, contrib, settings, log=log)
-            page = write_report([folder.path], folder.path / "report.html")
+            with collect_warnings("extract"):
+                contrib = extract_stage(folder, model_name, task, settings, models,
+                                        quiet=quiet, command=command, log=log)
+            _analyse(folder, contrib, settings, log=log, quiet=quiet)
+            with collect_warnings("report"):
+                page = write_report([folder.path], folder.path / "report.html")
         result.folders.append(folder.path)
         result.pages.append(page)
         print_summary(folder.path, page)
     if len(result.folders) > 1:
-        result.combined = write_report(result.folders, Path(out) / "report.html")
+        with collect_warnings("report"):
+            result.combined = write_report(result.folders, Path(out) / "report.html")
         log(f"infodiv run: {len(result.folders)} runs; combined report "
             f"{display_path(result.combined)}")
     return result

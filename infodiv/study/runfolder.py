@@ -1,10 +1,13 @@
 """Run folders of ``infodiv run``: names, the ``run.json`` record, stage keys, resume counts.
 
-A run folder ``<out>/<model>-<task>-n<N>-<shots>shot-<granularity>[-strat]/`` holds
+A run folder ``<out>/<model>-<task>-n<N>-<shots>shot-<granularity>[-strat][-chat][-fixed]
+[-from<START>]/`` holds
 
-- ``run.json``: the configuration that identifies the run, the command that made it, one content
-  key per finished stage, the sha256 of every file each stage wrote (``files``) and the wall
-  times;
+- ``run.json``: the configuration that identifies the run (its prompt setting included:
+  ``chat_template``, ``fixed_demos``, ``demo_start``, ``start`` where they are not the
+  default), the command that made it, one content key per finished stage, the sha256 of every
+  file each stage wrote (``files``), the wall times, and with ``--choose-prompt`` the comparison
+  that chose the prompt setting (``prompt_choice``, :mod:`infodiv.study.prompt_choice`);
 - ``contributions/`` (the Contributions run directory), ``decompositions/``, ``curves/``,
   ``report.html`` with ``summary.json`` / ``summary.csv``, and ``README.md``.
 
@@ -37,7 +40,8 @@ __all__ = ["RunFolder", "stage_key", "code_digest", "shards_done",
 
 # the settings that make two runs different runs (everything else may change between resumes)
 IDENTITY = ("model", "task", "n", "shots", "granularity", "stratify", "seed", "dtype",
-            "max_length", "template", "options", "label_field", "task_sha256")
+            "max_length", "template", "options", "label_field", "task_sha256",
+            "chat_template", "fixed_demos", "demo_start", "start")
 # stage -> the folder (inside the run folder) holding every file it writes
 STAGE_DIRS = {"extract": "contributions", "decompose": "decompositions", "curves": "curves"}
 

@@ -1,11 +1,12 @@
 """What a study computes: one frozen dataclass per stage, and the study's one seed.
 
-A study (:func:`infodiv.study.run_study`) is extraction → decompositions → curves with the
-verdicts of the paper's claims → selection → the report. Each stage reads only its own
-settings; every size has one name, used unchanged from the command line (``--n-bootstrap``
-is :attr:`InferenceSettings.n_bootstrap`, B) through the engine to every verdict record
-(``n_bootstrap``), so a record states the sizes it was computed with. The defaults below are
-the defaults of ``infodiv run`` (:func:`defaults_table` prints them for ``docs/design.md``).
+A study (:func:`infodiv.study.run_study`) is the prompt choice (when asked for) → extraction
+→ decompositions → curves with the verdicts of the paper's claims → selection → the report.
+Each stage reads only its own settings; every size has one name, used unchanged from the
+command line (``--n-bootstrap`` is :attr:`InferenceSettings.n_bootstrap`, B) through the engine
+to every verdict record (``n_bootstrap``), so a record states the sizes it was computed with.
+The defaults below are the defaults of ``infodiv run`` (:func:`defaults_table` prints them for
+``docs/design.md``).
 
 Sizes and where they go:
 
@@ -28,10 +29,12 @@ Sizes and where they go:
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 
 __all__ = ["ExtractionSettings", "DecomposeSettings", "InferenceSettings", "CurvesSettings",
-           "SelectionSettings", "StudySettings", "DEFAULT_OBJECTIVES", "defaults_table"]
+           "SelectionSettings", "PromptChoiceSettings", "StudySettings", "DEFAULT_OBJECTIVES",
+           "defaults_table"]
 
 #: the model's own readout, and information about the label as usable information of the
 #: calibrated summed readout (``mi_readout``: H(Y) − held-out cross-entropy, a valid lower
@@ -56,9 +59,13 @@ class ExtractionSettings:
 
     ``models``/``tasks``: names (hub ids, folders, ``.gguf`` files or aliases; bundled or
     ``data_dir`` task names); a ``task_file`` (with ``template``, ``options``,
-    ``label_field``) replaces ``tasks``. ``n`` examples per task (the first rows, or
-    ``stratify``: in the class proportions of the split); ``shots`` demonstrations drawn with
-    the study's seed; ``granularity`` ``block`` or ``head``."""
+    ``label_field``) replaces ``tasks``. ``n`` examples per task (rows ``start ..`` of the
+    split, or ``stratify``: in the class proportions of the split); the prompt setting:
+    ``chat_template`` (every prompt one user turn of the tokenizer's chat template),
+    ``shots`` demonstrations drawn with the study's seed, ``fixed_demos`` (one draw in front
+    of every prompt, among rows ``demo_start ..`` of a split without a train split); the
+    options are scored under the rule of :func:`extraction.prompts.option_tokens`;
+    ``granularity`` ``block`` or ``head``."""
 
     models: tuple = ("smollm2-135m",)
     tasks: tuple = ("sst2",)
@@ -70,7 +77,11 @@ class ExtractionSettings:
     truncatable: str = ""
     data_dir: str | None = None
     n: int = 2000
+    start: int = 0
     shots: int = 0
+    chat_template: bool = False
+    fixed_demos: bool = False
+    demo_start: int | None = None
     stratify: bool = False
     granularity: str = "block"
     device: str = "auto"
@@ -84,6 +95,14 @@ class ExtractionSettings:
         _check(self.n >= 4, f"n must be at least 4 (the k = 3 neighbour estimators of the "
                             f"decompositions need more than 3 examples), got {self.n}")
         _check(self.shots >= 0, f"shots must be >= 0, got {self.shots}")
+        _check(self.start >= 0, f"start must be >= 0, got {self.start}")
+        _check(not self.fixed_demos or self.shots >= 1,
+               "fixed_demos (--fixed-demos) needs shots >= 1 (--shots N demonstrations to fix)")
+        _check(self.demo_start is None or self.fixed_demos,
+               f"demo_start {self.demo_start} (--demo-start) needs fixed_demos (--fixed-demos)")
+        _check(not (self.stratify and self.start),
+               f"start {self.start} (--start) takes rows start.. of the split; stratify takes "
+               "them in the class proportions of the whole split: give one of them")
         _check(self.granularity in ("block", "head"),
                f"granularity must be 'block' or 'head', got {self.granularity!r}")
         _check(self.workers >= 1, f"workers must be >= 1, got {self.workers}")
@@ -217,6 +236,34 @@ class SelectionSettings:
 
 
 @dataclass(frozen=True)
+class PromptChoiceSettings:
+    """The prompt setting chosen before extraction (:mod:`infodiv.study.prompt_choice`):
+    ``choose_prompt`` the candidate settings (``()``: no choice, the extraction settings are
+    used as given), compared on ``choice_n`` held-out rows from ``choice_start`` (default: the
+    rows after the analysed ones; never an analysed row) by ``choice_criterion``
+    (``accuracy_calibrated``, the toolkit's cross-fitted calibrated readout, or ``accuracy``,
+    the model's raw argmax)."""
+
+    choose_prompt: tuple = ()
+    choice_n: int = 400
+    choice_start: int | None = None
+    choice_criterion: str = "accuracy_calibrated"
+
+    def __post_init__(self):
+        from .prompt_setting import CRITERIA, MIN_CHOICE_ROWS, PromptSetting
+
+        names = [PromptSetting.parse(c).name for c in self.choose_prompt]  # ValueError
+        _check(len(set(names)) == len(names),
+               f"choose_prompt names a setting twice: {list(self.choose_prompt)}")
+        _check(self.choice_n >= MIN_CHOICE_ROWS,
+               f"choice_n must be >= {MIN_CHOICE_ROWS}, got {self.choice_n}")
+        _check(self.choice_start is None or self.choice_start >= 0,
+               f"choice_start must be >= 0, got {self.choice_start}")
+        _check(self.choice_criterion in CRITERIA,
+               f"choice_criterion must be one of {CRITERIA}, got {self.choice_criterion!r}")
+
+
+@dataclass(frozen=True)
 class StudySettings:
     """A whole study: one settings object per stage and the one ``seed`` from which every
     random stream of the study is spawned (:class:`infodiv.study.seeds.SeedPlan`)."""
@@ -226,6 +273,7 @@ class StudySettings:
     curves: CurvesSettings = field(default_factory=CurvesSettings)
     inference: InferenceSettings = field(default_factory=InferenceSettings)
     selection: SelectionSettings = field(default_factory=SelectionSettings)
+    prompt_choice: PromptChoiceSettings = field(default_factory=PromptChoiceSettings)
     seed: int = 0
 
     def __post_init__(self):
@@ -256,8 +304,8 @@ class StudySettings:
 def defaults_table() -> str:
     """Markdown: every stage's settings with their defaults (``docs/design.md``)."""
     rows = ["| stage | setting | default |", "|---|---|---|"]
-    for cls in (ExtractionSettings, DecomposeSettings, InferenceSettings, CurvesSettings,
-                SelectionSettings):
+    for cls in (ExtractionSettings, PromptChoiceSettings, DecomposeSettings, InferenceSettings,
+                CurvesSettings, SelectionSettings):
         obj = cls()
         for f in fields(cls):
             value = getattr(obj, f.name)
@@ -266,6 +314,7 @@ def defaults_table() -> str:
                                  if isinstance(v, tuple) else str(v) for v in value) or "none"
             else:
                 shown = repr(value) if value == "" else value
-            rows.append(f"| {cls.__name__.removesuffix('Settings').lower()} | `{f.name}` | "
+            stage = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__.removesuffix("Settings"))
+            rows.append(f"| {stage.lower()} | `{f.name}` | "
                         f"`{shown}` |")
     return "\n".join(rows)

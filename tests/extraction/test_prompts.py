@@ -272,7 +272,9 @@ CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }
 def test_chat_template_is_kept_byte_for_byte():
     tok = _bpe()
     tok.chat_template = CHATML
-    task = _sst2_like()
+    # options that are whole tokens after "assistant\n" in this BPE ('negative' would be split
+    # 'neg' + ..., a fragment the option rule refuses: tests/extraction/test_option_rule.py)
+    task = _sst2_like(options=("No", "Yes"))
     enc = encode_task(tok, task, max_length=None, chat_template=True)
     for i in range(len(task)):
         msgs = [{"role": "user", "content": task.prompt(i)}]
@@ -296,7 +298,7 @@ def test_chat_template_with_truncation_keeps_the_generation_prompt():
     tok = _bpe()
     tok.chat_template = CHATML
     recs = [{"text": "the film " * k, "y": k % 2} for k in (3, 60)]
-    task = Task.from_records(recs, template=SST2_TEMPLATE, options=["negative", "positive"],
+    task = Task.from_records(recs, template=SST2_TEMPLATE, options=["No", "Yes"],
                              label="y", truncatable=["text"])
     full = encode_task(tok, task, max_length=None, chat_template=True)
     limit = len(full.input_ids[1]) - 20
