@@ -6,6 +6,10 @@ sees the same samples and estimates the joint ``I(U;Y)`` and every member's ``I(
 whole ``C``-vector; ``R`` is the sum, ``D = I - R``.
 
 * infodiv: ``estimators.information_decomposition(u, y)`` with default arguments;
+* infodiv_reference: the same estimator as it stood at commit
+  :data:`bench_usable_speed.REFERENCE` (before its solvers were rewritten for speed; loaded
+  from git by :func:`bench_usable_speed.load_reference`), for the accuracy before and after
+  (``--no-reference`` leaves it out);
 * NPEET (npeet-plus): ``micd`` (KSG-type mixed continuous / discrete MI, k = 3) on the stacked
   coordinates and on each member;
 * ennemi: the chain rule ``sum_j I(Y; X_j | X_<j)`` with ``discrete_y=True`` (its estimators
@@ -13,10 +17,12 @@ whole ``C``-vector; ``R`` is the sum, ``D = I - R``.
 * probe: scikit-learn ``LogisticRegression()`` (defaults) on standardised coordinates,
   5-fold stratified cross-fitted ``H(Y) - CE``.
 
-Time = process CPU seconds per full decomposition (joint + every member). Writes
+Time = process CPU seconds per full decomposition (joint + every member), after one untimed
+call that loads the compiled kernels. Writes
 ``benchmarks/results/members.json`` with per-seed estimates, errors and, per case, the ratios
 ``|error| peer / |error| infodiv`` and ``CPU peer / CPU infodiv`` (same run).
-Usage: ``python benchmarks/bench_members.py [--n 2000] [--seeds 2] [--cases a,b]``.
+Usage: ``python benchmarks/bench_members.py [--n 2000] [--seeds 2] [--cases a,b]
+[--no-reference]``.
 """
 
 from __future__ import annotations
@@ -74,12 +80,18 @@ def ennemi_bits(x, y):
     return total / np.log(2)
 
 
-def methods():
+def methods(reference=True):
     ee, _ = load_npeet()
 
     def infodiv(u, y):
         d = information_decomposition(u, y)
         return d.joint, list(d.relevancies)
+
+    def decomposition(fn):
+        def run(u, y):
+            d = fn(u, y)
+            return d.joint, list(d.relevancies)
+        return run
 
     def per_member(fn):
         def run(u, y):
@@ -89,15 +101,22 @@ def methods():
             return joint, [fn(u[:, m], y) for m in range(u.shape[1])]
         return run
 
-    out = {"infodiv": infodiv, "probe": per_member(probe_bits),
-           "ennemi": per_member(ennemi_bits)}
+    out = {"infodiv": infodiv}
+    if reference:
+        from bench_usable_speed import load_reference
+
+        out["infodiv_reference"] = decomposition(load_reference())
+    out.update(probe=per_member(probe_bits), ennemi=per_member(ennemi_bits))
     if ee is not None:
         out["npeet"] = per_member(lambda x, y: float(ee.micd(x, y[:, None], k=3, base=2)))
     return out
 
 
-def run(n, seeds, names):
+def run(n, seeds, names, reference=True):
     models = member_cases()
+    fns = methods(reference)
+    # the first call of a process loads the compiled kernels (numba's cache): not timed
+    information_decomposition(*models["binary_M4"].sample(300, np.random.default_rng(0)))
     result = {"n": n, "seeds": seeds, "cases": {}}
     for name in names:
         model, tr = models[name], truth(models[name])
@@ -105,7 +124,7 @@ def run(n, seeds, names):
                  "methods": {}}
         for seed in range(seeds):
             u, y = model.sample(n, np.random.default_rng([seed, 99]))
-            for method, fn in methods().items():
+            for method, fn in fns.items():
                 c0 = time.process_time()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -151,9 +170,10 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--no-reference", dest="reference", action="store_false")
     args = parser.parse_args(argv)
     t0 = time.time()
-    result = run(args.n, args.seeds, [c for c in args.cases.split(",") if c])
+    result = run(args.n, args.seeds, [c for c in args.cases.split(",") if c], args.reference)
     result["wall_s"] = time.time() - t0
     result["load_average"] = list(__import__("os").getloadavg())
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,10 @@
 """Candidate probe families for :mod:`estimators.usable` (internal).
 
-Each family maps a training index set ``tr`` and an evaluation set ``te`` of one
-:class:`Data` to held-out log-probabilities ``log q(c | x_i)`` ``(len(te), K)`` for every
-hyperparameter of its grid (``path``), so that nested cross-validation can pick the family and
-its hyperparameter on training data only. Transforms (standardisation, normal scores) are
-fitted on ``tr`` alone.
+A family maps the training rows ``tr`` of one :class:`Data` to held-out log-probabilities
+``log q(c | x_i)`` for every hyperparameter of its grid, so that nested cross-validation can
+pick the family and its hyperparameter on training data only. Transforms (standardisation,
+normal scores, principal components) are fitted on ``tr`` alone (:func:`features`); the
+logistic families are fitted along their ridge path by :func:`estimators._logistic.path_fit`.
 
 - ``own``: the members' summed logits, ``softmax(sum_m u_m + bias)``; no fitting (member
   arrays ``(n, M, C)`` with ``C`` = the number of classes only; ``bias`` the model's constant
@@ -12,10 +12,10 @@ fitted on ``tr`` alone.
 - ``calibrated``: multinomial logistic regression on the summed logits ``sum_m u_m``
   (:mod:`estimators._logistic`, ridge :data:`CALIBRATION_LAM`); member arrays only.
 - ``logistic`` / ``logistic_rank``: L2-regularised multinomial logistic regression
-  (:mod:`estimators._logistic`, all strengths ``lam = 1 / C``, ``C`` in :data:`LOGISTIC_CS`,
-  in one batched Newton fit) on the stacked, standardised coordinates / on their marginal
-  normal scores; above :data:`MAX_COMPONENTS` coordinates on that many whitened principal
-  components of the training fold.
+  (:mod:`estimators._logistic`, strengths ``lam = 1 / C``, ``C`` in :data:`LOGISTIC_CS`) on
+  the stacked, standardised coordinates / on their marginal normal scores; above
+  :data:`MAX_COMPONENTS` coordinates on that many whitened principal components of the
+  training fold.
 - ``knn``: the k-nearest-neighbour class frequencies shrunk towards the training prior,
   ``q = (counts + prior) / (k + 1)``, ``k`` from :data:`KNN_KS`; only up to
   :data:`KNN_MAX_DIMS` coordinates.
@@ -23,21 +23,22 @@ fitted on ``tr`` alone.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 from scipy.special import log_softmax
 
-from estimators import _logistic
-
-__all__ = ["Data", "FAMILIES", "available", "grid", "path", "normal_scores", "standardize"]
+__all__ = ["Data", "FAMILIES", "available", "grid", "features", "lams", "knn_path",
+           "own_log_proba", "normal_scores", "standardize"]
 
 FAMILIES = ("own", "calibrated", "logistic", "logistic_rank", "knn")
 #: inverse ridge strengths of the stacked logistic families (standardised features)
 LOGISTIC_CS = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 #: the stacked logistic families fit on at most this many principal components
 MAX_COMPONENTS = 40
+#: principal components by a dense eigendecomposition up to this many coordinates
+DENSE_PCA = 400
 #: neighbour counts of the kNN family
 KNN_KS = (5, 15, 40)
 #: the kNN family is offered up to this many coordinates
@@ -56,6 +57,11 @@ class Data:
     members: np.ndarray | None = None
     own: bool = False  # the member columns are the classes 0..K-1 (the own logits apply)
     bias: np.ndarray | float = 0.0  # added to the summed logits of the own family
+
+    @functools.cached_property
+    def summed(self) -> np.ndarray:
+        """The members' summed logits ``(n, C)`` (member arrays only)."""
+        return self.members.sum(axis=1)
 
 
 def available(data: Data) -> tuple:
@@ -79,50 +85,86 @@ def standardize(train: np.ndarray, test: np.ndarray):
 
 
 def normal_scores(train: np.ndarray, test: np.ndarray):
-    """Marginal normal scores by the training ranks; test values through the training ECDF."""
-    n = len(train)
-    tr = stats.norm.ppf(stats.rankdata(train, axis=0) / (n + 1))
-    te = np.empty_like(test, dtype=np.float64)
-    grid = np.arange(1, n + 1) / (n + 1)
-    for j in range(train.shape[1]):
-        te[:, j] = np.interp(test[:, j], np.sort(train[:, j]), grid)
-    return tr, stats.norm.ppf(te)
+    """Marginal normal scores by the training ranks (average ranks over ties, divided by
+    ``n + 1``); test values through the training ECDF, interpolated as ``numpy.interp`` does
+    (:func:`estimators._member_fits.fold_normal_scores`)."""
+    from estimators._member_fits import fold_normal_scores
+
+    train, test = np.asarray(train, dtype=np.float64), np.asarray(test, dtype=np.float64)
+    mask = np.zeros((1, len(train) + len(test)), dtype=bool)
+    mask[0, :len(train)] = True
+    scores = fold_normal_scores(np.concatenate([train, test]), mask)[:, 0, :].T
+    return scores[:len(train)], scores[len(train):]
 
 
-def _own(data, tr, te, grid):
-    return [log_softmax(data.members[te].sum(axis=1) + data.bias, axis=1)]
-
-
-def _calibrated(data, tr, te, grid):
-    s_tr, s_te = standardize(data.members[tr].sum(axis=1), data.members[te].sum(axis=1))
-    w = _logistic.fit(s_tr[None], np.eye(data.n_classes)[data.y[tr]][None], CALIBRATION_LAM)
-    return [_logistic.log_proba(w, s_te[None])[0]]
+def own_log_proba(data: Data, rows: np.ndarray) -> np.ndarray:
+    """``log softmax(sum_m u_m + bias)`` of ``rows`` (the ``own`` family; no fitting)."""
+    return log_softmax(data.summed[rows] + data.bias, axis=1)
 
 
 def _reduce(f_tr, f_te):
     """Principal components of the training features, at most :data:`MAX_COMPONENTS`,
-    rescaled to unit variance (no change below that many coordinates)."""
+    rescaled to unit variance (no change below that many coordinates): the leading
+    eigenvectors of the training covariance (the right singular vectors of the centred
+    features), by LAPACK up to :data:`DENSE_PCA` coordinates and above by Lanczos (ARPACK,
+    to machine precision) on the covariance, or on the rows' Gram matrix when there are more
+    coordinates than rows."""
     if f_tr.shape[1] <= MAX_COMPONENTS:
         return f_tr, f_te
-    _, s, vt = np.linalg.svd(f_tr - f_tr.mean(axis=0), full_matrices=False)
-    basis = vt[:MAX_COMPONENTS].T * (np.sqrt(len(f_tr)) / np.maximum(s[:MAX_COMPONENTS],
-                                                                    np.finfo(float).tiny))
     mu = f_tr.mean(axis=0)
-    return (f_tr - mu) @ basis, (f_te - mu) @ basis
+    centred = f_tr - mu
+    k = MAX_COMPONENTS
+    n, d = centred.shape
+    if d <= DENSE_PCA:
+        vals, vecs = np.linalg.eigh(centred.T @ centred)
+    elif d <= n:
+        from scipy.sparse.linalg import eigsh
+
+        vals, vecs = eigsh(centred.T @ centred, k=k, which="LA", tol=0,
+                           v0=np.full(d, d ** -0.5))
+    else:
+        from scipy.sparse.linalg import eigsh
+
+        vals, left = eigsh(centred @ centred.T, k=k, which="LA", tol=0,
+                           v0=np.full(n, n ** -0.5))
+        vecs = centred.T @ left / np.sqrt(np.clip(vals, np.finfo(float).tiny, None))
+    top = np.argsort(vals)[::-1][:k]
+    s = np.sqrt(np.clip(vals[top], 0.0, None))
+    basis = vecs[:, top] * (np.sqrt(n) / np.maximum(s, np.finfo(float).tiny))
+    return centred @ basis, (f_te - mu) @ basis
 
 
-def _logistic_path(transform):
-    def run(data, tr, te, grid):
-        f_tr, f_te = _reduce(*transform(data.x[tr], data.x[te]))
-        lam = 1.0 / np.asarray(grid, dtype=np.float64)
-        reps = (len(grid), 1, 1)
-        w = _logistic.fit(np.tile(f_tr, reps), np.tile(np.eye(data.n_classes)[data.y[tr]],
-                                                        reps), lam)
-        return list(_logistic.log_proba(w, np.tile(f_te, reps)))
-    return run
+def features(family: str, data: Data, tr: np.ndarray, te: np.ndarray, order=None,
+             scores=None):
+    """The fitted family's features of the training rows ``tr`` and the rows ``te``,
+    transformed by maps fitted on ``tr`` alone: the standardised summed logits
+    (``calibrated``), the standardised coordinates or their normal scores reduced to at most
+    :data:`MAX_COMPONENTS` whitened principal components (``logistic`` /
+    ``logistic_rank``). ``order``: the argsort of ``data.x`` over the rows, when known;
+    ``scores``: the normal scores ``(d, n)`` of ``data.x`` under ``tr``, when known."""
+    if family == "calibrated":
+        return standardize(data.summed[tr], data.summed[te])
+    if family == "logistic":
+        return _reduce(*standardize(data.x[tr], data.x[te]))
+    from estimators._member_fits import fold_normal_scores
+
+    if scores is None:
+        train = np.zeros((1, len(data.y)), dtype=bool)
+        train[0, tr] = True
+        scores = fold_normal_scores(data.x, train, order)[:, 0, :]
+    return _reduce(scores[:, tr].T, scores[:, te].T)
 
 
-def _knn(data, tr, te, grid):
+def lams(family: str) -> np.ndarray:
+    """The ridge strengths of a fitted family, strongest first (its grid's order)."""
+    if family == "calibrated":
+        return np.array([CALIBRATION_LAM])
+    return 1.0 / np.asarray(LOGISTIC_CS, dtype=np.float64)
+
+
+def knn_path(data: Data, tr, te, grid=KNN_KS) -> list:
+    """``log q(c | x_te)`` of the ``knn`` family for every ``k`` of ``grid``, fitted on ``tr``:
+    neighbour class counts in the coordinates standardised on ``tr``, shrunk to the prior."""
     from sklearn.neighbors import NearestNeighbors
 
     f_tr, f_te = standardize(data.x[tr], data.x[te])
@@ -134,19 +176,11 @@ def _knn(data, tr, te, grid):
     return [np.log((counts[:, min(k, kmax) - 1] + prior) / (min(k, kmax) + 1.0)) for k in grid]
 
 
-_PATHS = {"own": (_own, (None,)), "calibrated": (_calibrated, (CALIBRATION_LAM,)),
-          "logistic": (_logistic_path(standardize), LOGISTIC_CS),
-          "logistic_rank": (_logistic_path(normal_scores), LOGISTIC_CS),
-          "knn": (_knn, KNN_KS)}
+_GRIDS = {"own": (None,), "calibrated": (CALIBRATION_LAM,), "logistic": LOGISTIC_CS,
+          "logistic_rank": LOGISTIC_CS, "knn": KNN_KS}
 
 
 def grid(family: str) -> tuple:
-    """The hyperparameter grid of ``family``."""
-    return _PATHS[family][1]
-
-
-def path(family: str, data: Data, tr: np.ndarray, te: np.ndarray, hps=None) -> list:
-    """``log q(c | x_te)`` arrays ``(len(te), K)``, one per hyperparameter in ``hps``
-    (default: the family's whole grid), fitted on ``tr``."""
-    fn, full = _PATHS[family]
-    return fn(data, tr, te, full if hps is None else tuple(hps))
+    """The hyperparameter grid of ``family`` (inverse ridge strengths ``C`` of the logistic
+    families, the ridge of ``calibrated``, neighbour counts of ``knn``)."""
+    return _GRIDS[family]

@@ -25,6 +25,7 @@ import numpy as np
 from estimators import _logistic
 from estimators.relevancy import member_relevancies, normal_interval
 from estimators.usable import _folds, check_folds, prepare, usable_information
+from estimators.usable import estimate as _usable
 from estimators.validation import (
     check_labels,
     check_random_state,
@@ -36,6 +37,10 @@ from estimators.validation import (
 )
 
 __all__ = ["LabelDecomposition", "label_decomposition", "information_decomposition"]
+
+#: the shared normal scores of every coordinate under every fold are kept up to this many
+#: values (8 bytes each); above it the joint and the members compute their own
+RANK_CACHE = 25_000_000
 
 
 @dataclass(frozen=True)
@@ -106,8 +111,9 @@ class LabelDecomposition:
 
 
 def _paired_bootstrap(d: np.ndarray, shift: float, n_boot: int, confidence: float, rng):
-    idx = rng.integers(0, len(d), size=(n_boot, len(d)))
-    boot = d[idx].mean(axis=1) + shift
+    # resamples drawn 250 at a time: the same draws as one (n_boot, n) array, less memory
+    boot = np.concatenate([d[rng.integers(0, len(d), size=(min(250, n_boot - i), len(d)))]
+                           .mean(axis=1) for i in range(0, n_boot, 250)]) + shift
     a = (1 - confidence) / 2
     return float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))
 
@@ -127,7 +133,8 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
         Cross-fitting, families and the own logits' offset of
         :func:`estimators.usable.usable_information`.
     n_null : int
-        Label permutations for the members' null mean (pooled over members).
+        Draws of the members' label null (each member's rows permuted independently; the
+        null mean pools ``n_null M`` terms).
     null_permutations : int
         Permutations (members against labels) of the whole procedure: the label null of
         ``diversity``.
@@ -139,29 +146,41 @@ def label_decomposition(u, labels, *, n_splits=5, inner_splits=3, n_null=1,
     u = np.asarray(u)
     if u.ndim != 3:
         raise ValueError(f"u must be an (n, M, C) member array, got shape {u.shape}")
-    data = prepare(u, labels, name="u")
+    data = prepare(u, labels, name="u", bias=bias)
     check_folds(data.y, n_splits, inner_splits)
     rng = check_random_state(random_state)
-    joint = usable_information(u, labels, families=families, n_splits=n_splits,
-                               inner_splits=inner_splits, base=base, confidence=confidence,
-                               random_state=rng, bias=bias)
+    folds = _folds(data.y, n_splits, rng)      # shared by the joint and every member
+    from estimators._member_fits import fold_normal_scores
+
+    order = np.argsort(data.x, axis=0, kind="stable")   # and the rank order of every column
+    train = np.zeros((n_splits, len(data.y)), dtype=bool)
+    for f, (tr, _) in enumerate(folds):
+        train[f, tr] = True
+    # every coordinate's normal scores under each fold, when they fit in RANK_CACHE values
+    ranks = fold_normal_scores(data.x, train, order) if data.x.size * n_splits <= RANK_CACHE \
+        else None
+    joint = _usable(data, families, n_splits, inner_splits, rng, base=base,
+                    confidence=confidence, folds=folds, order=order, ranks=ranks)
     n, m = data.members.shape[:2]
     log_prior = np.log(np.bincount(data.y) / n)[data.y]
-    perms = [rng.permutation(n) for _ in range(max(n_null, null_permutations))]
-    rel = member_relevancies(data.members, data.y, data.n_classes,
-                             _folds(data.y, n_splits, rng), log_prior, perms=perms,
+    # the members' null: an independent permutation of each member's rows per draw
+    null_perms = [rng.permuted(np.broadcast_to(np.arange(n), (m, n)), axis=1)
+                  for _ in range(n_null)]
+    common = [rng.permutation(n) for _ in range(null_permutations)]
+    rel = member_relevancies(data.members, data.y, data.n_classes, folds, log_prior,
+                             perms=null_perms, common_perms=common, order=order, known=ranks,
                              to_units=lambda v: to_base(v, base))
     shift = -m * rel.null_mean
     relevancy = float(rel.debiased.sum())
     r_low, r_high = normal_interval(rel.pointwise.sum(axis=1), confidence)
     d_terms = joint.pointwise - rel.pointwise.sum(axis=1)
     d_null, j_null = [], []
-    for r, p in enumerate(perms[:null_permutations]):
+    for r, p in enumerate(common):
         j0 = usable_information(u[p], labels, families=families, n_splits=n_splits, bias=bias,
                                 inner_splits=inner_splits, base=base, random_state=rng,
                                 bracket=False).estimate
         j_null.append(float(j0))
-        d_null.append(float(j0 - (rel.null_values[r] - rel.null_mean).sum()))
+        d_null.append(float(j0 - (rel.permuted_values[r] - rel.null_mean).sum()))
     if m == 1:   # one member: I(U;Y) = I(U_1;Y) exactly, so R is the joint's estimate, D = 0
         return _one_member(joint, rel, base, n, d_null, j_null)
     return LabelDecomposition(

@@ -3,19 +3,23 @@
 Each member ``U_m`` (its ``C`` coordinates) gets the estimator of :mod:`estimators.usable`
 restricted to low-dimensional families, batched over members: ``linear`` (multinomial logistic
 regression on the standardised coordinates) and ``rank`` (on their marginal normal scores),
-ridge :data:`MEMBER_LAM`, fitted by :mod:`estimators._logistic` for every member in one pass.
-Cross-fitted on the same stratified folds as the joint. The family is chosen per member and
-per outer fold by AIC on that fold's training part (training negative log-likelihood plus the
-number of parameters, an asymptotically unbiased estimate of the held-out log-loss of a nearly
-unpenalised maximum-likelihood fit; Akaike 1974), so the held-out fold never influences the
-choice and the estimate is not optimistic (tested on pure noise).
+ridge :data:`MEMBER_LAM`, every member, fold and null draw fitted by the compiled Newton loop of
+:mod:`estimators._member_fits` (started at the closed-form linear discriminant). Cross-fitted on
+the same stratified folds as the joint (and with the normal scores shared with it). The family
+is chosen per member and per outer fold by AIC on that fold's training part (training negative
+log-likelihood plus the number of parameters, an asymptotically unbiased estimate of the
+held-out log-loss of a nearly unpenalised maximum-likelihood fit; Akaike 1974), so the
+held-out fold never influences the choice and the estimate is not optimistic (tested on pure
+noise).
 
 Bias of the sum: every cross-fitted term pays a learning cost of about ``p / (2 n_train)``
 nats (``p`` parameters), so the sum over ``M`` members is biased low by ``M`` times that
 (``M = 61``, ``C = 4``, ``n = 2000``: about 0.1 bit). ``relevancy`` subtracts the label-null
-mean: the same procedure on the members with permuted labels (``n_null`` permutations, pooled
-over members, since every member has the same ``p`` and ``n``; the members' rows are
-permuted against the labels); ``relevancy_raw`` keeps the
+mean: the same procedure on the members with their rows permuted against the labels, pooled
+over members, since every member has the same ``p`` and ``n`` (``n_null`` draws, each
+permuting every member's rows independently, so that the pooled mean averages ``n_null M``
+independent terms even when the members are strongly correlated; plus the common
+permutations of the label null of ``diversity`` when requested); ``relevancy_raw`` keeps the
 plain sum. The null terms measure the cost at ``I = 0``; for a well-specified model the cost
 is the same at every ``I`` (Takeuchi 1976), so the correction is exact to first order there.
 """
@@ -26,9 +30,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
-
-from estimators import _logistic
-from estimators._probe_families import normal_scores, standardize
 
 __all__ = ["MemberRelevancies", "member_relevancies", "member_pointwise", "normal_interval",
            "probe_informations", "lda_log_proba", "MEMBER_FAMILIES", "MEMBER_LAM",
@@ -55,66 +56,148 @@ class MemberRelevancies:
     null_values: np.ndarray
     choices: dict
     pointwise: np.ndarray = field(repr=False)
+    permuted_values: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
 
 
-def _batched(transform, v_tr, v_te):
-    """Apply a per-column transform fitted on each member's training rows."""
-    out = [transform(a, b) for a, b in zip(v_tr, v_te)]
-    return np.stack([o[0] for o in out]), np.stack([o[1] for o in out])
+def _fold_rows(folds, n):
+    """Padded training / held-out row indices of every fold, their lengths, the masks."""
+    n_folds = len(folds)
+    tr_len = np.array([len(tr) for tr, _ in folds], dtype=np.int64)
+    te_len = np.array([len(te) for _, te in folds], dtype=np.int64)
+    tr_rows = np.zeros((n_folds, tr_len.max()), dtype=np.int64)
+    te_rows = np.zeros((n_folds, te_len.max()), dtype=np.int64)
+    train = np.zeros((n_folds, n), dtype=bool)
+    for f, (tr, te) in enumerate(folds):
+        tr_rows[f, :len(tr)], te_rows[f, :len(te)] = tr, te
+        train[f, tr] = True
+    return tr_rows, tr_len, te_rows, te_len, train
 
 
-def _fit_family(family, v_tr, v_te, y_tr, y_te, n_classes):
-    """``(AIC on the training part, held-out log q(y|u))`` per batch entry."""
-    transform = standardize if family == "linear" else normal_scores
-    f_tr, f_te = _batched(transform, v_tr, v_te)
-    eye = np.eye(n_classes)
-    w = _logistic.fit(f_tr, eye[y_tr], MEMBER_LAM)
-    lq_tr = np.take_along_axis(_logistic.log_proba(w, f_tr), y_tr[:, :, None], 2)[:, :, 0]
-    lq_te = np.take_along_axis(_logistic.log_proba(w, f_te), y_te[:, :, None], 2)[:, :, 0]
-    n_params = (f_tr.shape[2] + 1) * (n_classes - 1)
-    return -lq_tr.sum(axis=1) + n_params, lq_te
+def _fit_family(family, v, y, k1, fold_rows, order=None, known=None):
+    """``(training NLL (B, F), held-out log q(y_i|v_bi) (B, F, n))`` of one family for
+    ``B`` variables ``v`` ``(B, n, d)`` on every fold (:mod:`estimators._member_fits`);
+    ``order``: the argsort of the columns ``(n, B d)`` when known; ``known``: their normal
+    scores ``(B d, F, n)`` when known."""
+    from estimators import _member_fits  # numba: imported on first use
+
+    tr_rows, tr_len, te_rows, te_len, train = fold_rows
+    b, n, d = v.shape
+    n_folds = len(tr_len)
+    fold = np.tile(np.arange(n_folds), b)
+    col = np.repeat(np.arange(b) * d, n_folds)
+    if family == "linear":
+        x = np.ascontiguousarray(v.transpose(0, 2, 1)).reshape(b * d, 1, n)
+        slot = np.zeros(b * n_folds, dtype=np.int64)
+        center = np.empty((b, n_folds, d))
+        scale = np.empty((b, n_folds, d))
+        for f in range(n_folds):
+            part = v[:, tr_rows[f, :tr_len[f]]]
+            center[:, f], sd = part.mean(axis=1), part.std(axis=1)
+            scale[:, f] = np.where(sd > 0, sd, 1.0)
+        center, scale = center.reshape(-1, d), scale.reshape(-1, d)
+    else:
+        x = known if known is not None else _member_fits.fold_normal_scores(
+            v.transpose(1, 0, 2).reshape(n, b * d), train, order)
+        slot = fold
+        center, scale = np.zeros((b * n_folds, d)), np.ones((b * n_folds, d))
+    heldout = np.zeros((b * n_folds, n))
+    train_nll = np.zeros(b * n_folds)
+    iters = np.zeros(b * n_folds, dtype=np.int64)
+    _member_fits.fit_problems(x, col, slot, fold, center, scale, MEMBER_LAM, y, k1, tr_rows,
+                              tr_len, te_rows, te_len, 50, _member_fits.TOL, heldout,
+                              train_nll, iters)
+    return train_nll.reshape(b, n_folds), heldout.reshape(b, n_folds, n)
 
 
-def member_pointwise(v, y, n_classes: int, folds):
+#: at most this many feature values per chunk of variables (memory of the per-fold scores)
+CHUNK_VALUES = 10_000_000
+
+
+def member_pointwise(v, y, n_classes: int, folds, order=None, known=None):
     """Held-out ``log q(y_i | v_bi)`` ``(B, n)`` for ``B`` variables ``v`` ``(B, n, d)`` with
-    labels ``y`` ``(B, n)`` (class codes), the family chosen by AIC per variable and fold;
-    also the chosen family index ``(n_folds, B)``."""
-    b, n, _ = v.shape
+    class codes ``y`` ``(n,)`` (or ``(B, n)`` with equal rows), the family chosen by AIC per
+    variable and fold; also the chosen family index ``(n_folds, B)``. ``order``: the argsort
+    over the rows of every coordinate, ``(n, B d)`` (column ``b d + j`` = coordinate ``j``
+    of variable ``b``), when known; ``known``: the fold normal scores of the first columns
+    ``(D, n_folds, n)`` (:func:`estimators._member_fits.fold_normal_scores`), when known."""
+    v = np.asarray(v, dtype=np.float64)
+    y = np.asarray(y)
+    if y.ndim == 2:
+        if not (y == y[:1]).all():
+            raise ValueError("member_pointwise: every variable must have the same labels")
+        y = y[0]
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    b, n, d = v.shape
+    fold_rows = _fold_rows(folds, n)
+    n_folds = len(folds)
     out = np.zeros((b, n))
-    chosen = []
-    for tr, te in folds:
-        fits = [_fit_family(f, v[:, tr], v[:, te], y[:, tr], y[:, te], n_classes)
+    chosen = np.zeros((n_folds, b), dtype=np.int64)
+    step = max(1, CHUNK_VALUES // (n_folds * n * d))
+    n_known = 0 if known is None else len(known) // d
+    # chunks: the variables with known normal scores, then at most ``step`` at a time
+    bounds = ([0] if n_known == 0 else [0, n_known]) + list(range(n_known + step, b, step))
+    for lo, hi in zip(bounds, bounds[1:] + [b]):
+        if hi <= lo:
+            continue
+        part = v[lo:hi]
+        part_order = None if order is None else order[:, lo * d:hi * d]
+        part_known = known if hi <= n_known else None
+        fits = [_fit_family(f, part, y, n_classes - 1, fold_rows, part_order, part_known)
                 for f in MEMBER_FAMILIES]
-        best = np.argmin(np.stack([a for a, _ in fits]), axis=0)
-        held = np.stack([lq for _, lq in fits])
-        out[:, te] = held[best, np.arange(b)]
-        chosen.append(best)
-    return out, np.stack(chosen)
+        # AIC: the families have the same number of parameters, so the lower training NLL
+        best = np.argmin(np.stack([nll for nll, _ in fits]), axis=0)      # (chunk, F)
+        for f, (_, te) in enumerate(folds):
+            for i, (_, held) in enumerate(fits):
+                sel = best[:, f] == i
+                out[lo:hi][np.ix_(sel, te)] = held[sel, f][:, te]
+        chosen[:, lo:hi] = best.T
+    return out, chosen
 
 
-def member_relevancies(members, y, n_classes, folds, log_prior, *, perms,
-                       to_units) -> MemberRelevancies:
+def _inverse(p: np.ndarray) -> np.ndarray:
+    """Inverse permutations along the last axis."""
+    inv = np.empty_like(p)
+    np.put_along_axis(inv, p, np.broadcast_to(np.arange(p.shape[-1]), p.shape), axis=-1)
+    return inv
+
+
+def member_relevancies(members, y, n_classes, folds, log_prior, *, perms, to_units,
+                       common_perms=(), order=None, known=None) -> MemberRelevancies:
     """:class:`MemberRelevancies` of ``members`` ``(n, M, C)`` on the given folds.
 
-    ``log_prior`` = ``log p(y_i)`` (plug-in), ``to_units`` converts nats; ``perms`` are
-    permutations of the examples: the null pairs ``y_i`` with ``u_p(i)`` (the members
-    permuted, the labels and their stratified folds kept; permuting the labels instead would
-    unbalance the folds and charge the null an extra prior mismatch), and its terms give the
-    pooled null mean (``null_values`` ``(len(perms), M)``).
+    ``log_prior`` = ``log p(y_i)`` (plug-in), ``to_units`` converts nats. The label null pairs
+    ``y_i`` with a member's permuted rows (the labels and their stratified folds kept;
+    permuting the labels instead would unbalance the folds and charge the null an extra prior
+    mismatch): ``perms`` ``(n_null, M, n)`` holds one permutation per member and draw, so the
+    members' null terms (``null_values`` ``(n_null, M)``) are independent draws;
+    ``common_perms`` (each ``(n,)``) permute every member's rows alike (the whole procedure
+    under the null, for the label null of ``diversity``: ``permuted_values``
+    ``(len(common_perms), M)``). ``null_mean`` pools both kinds. ``order``: the argsort of
+    ``members.reshape(n, M C)`` over the rows, when known (a permuted column's order follows
+    from it); ``known``: their fold normal scores ``(M C, n_folds, n)``, when known.
     """
-    n, m, _ = members.shape
-    v = np.ascontiguousarray(members.transpose(1, 0, 2))
-    # the null pairs y_i with u_p(i): labels (and so the stratified folds) stay as they are
-    vs = np.concatenate([v] + [v[:, p] for p in perms])
-    ys = np.broadcast_to(y, (len(vs), n))
-    lq, chosen = member_pointwise(vs, ys, n_classes, folds)
+    n, m, c = members.shape
+    v = np.ascontiguousarray(members.transpose(1, 0, 2), dtype=np.float64)
+    perms = np.asarray(perms, dtype=np.int64).reshape(-1, m, n)
+    parts = [v] + [v[np.arange(m)[:, None], p] for p in perms] + [v[:, p] for p in common_perms]
+    if order is None:
+        order = np.argsort(members.reshape(n, -1), axis=0, kind="stable")
+    # column u[p] of a permutation p is sorted by inverse(p)[order]
+    orders = [order] + [_inverse(p).repeat(c, axis=0).T[order, np.arange(m * c)] for p in perms]
+    orders += [_inverse(p)[order] for p in common_perms]
+    lq, chosen = member_pointwise(np.concatenate(parts), y, n_classes, folds,
+                                  np.concatenate(orders, axis=1), known)
     terms = to_units(lq - log_prior[None, :])
-    values = terms[:m].mean(axis=1)
-    null_values = terms[m:].mean(axis=1).reshape(len(perms), m)
-    null_mean = float(null_values.mean()) if len(perms) else 0.0
+    mean = terms.mean(axis=1)
+    values = mean[:m]
+    null_values = mean[m:m * (1 + len(perms))].reshape(len(perms), m)
+    permuted = mean[m * (1 + len(perms)):].reshape(len(common_perms), m)
+    pooled = np.concatenate([null_values.ravel(), permuted.ravel()])
+    null_mean = float(pooled.mean()) if pooled.size else 0.0
     counts = {f: int((chosen[:, :m] == i).sum()) for i, f in enumerate(MEMBER_FAMILIES)}
     return MemberRelevancies(values=values, debiased=values - null_mean, null_mean=null_mean,
-                             null_values=null_values, choices=counts, pointwise=terms[:m].T)
+                             null_values=null_values, choices=counts, pointwise=terms[:m].T,
+                             permuted_values=permuted)
 
 
 def normal_interval(terms: np.ndarray, confidence: float) -> tuple:

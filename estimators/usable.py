@@ -13,9 +13,13 @@ Several candidate families (:mod:`estimators._probe_families`) are tried and the
 chosen WITHOUT optimism: inside each outer training fold an inner stratified cross-validation
 (``inner_splits``) scores every family at every hyperparameter, the best (family,
 hyperparameter) is refitted on the whole outer training fold, and only that procedure's
-predictions on the outer held-out fold enter the estimate. The per-family values (each family
-with its own inner-selected hyperparameter, scored on the outer folds) are returned too; their
-maximum is optimistic and is not the estimate.
+predictions on the outer held-out fold enter the estimate. The label-free transforms
+(standardisation, normal scores, principal components) are fitted on the outer training fold
+and shared by its inner folds; the logistic families' strengths are one warm-started ridge
+path per outer fold, all outer folds and both families in one batch
+(:func:`estimators._logistic.path_fit`), each fit an exact minimiser. The per-family values
+(each family with its own inner-selected hyperparameter, scored on the outer folds) are
+returned too; their maximum is optimistic and is not the estimate.
 
 Interval: ``estimate +- z sd_i / sqrt(n)`` over the per-example held-out terms (the
 evaluation noise of the cross-fitted procedure; it does not contain the procedure's learning
@@ -38,7 +42,7 @@ from estimators import _probe_families as fam
 from estimators.bayes_bounds import NN_MAX_DIMS, fano_lower_bound, gini_upper_bound
 from estimators.validation import check_array, check_labels, check_random_state, to_base
 
-__all__ = ["UsableInformation", "usable_information", "check_folds", "prepare"]
+__all__ = ["UsableInformation", "usable_information", "estimate", "check_folds", "prepare"]
 
 
 @dataclass(frozen=True)
@@ -127,30 +131,91 @@ def _nll(logq: np.ndarray, y: np.ndarray) -> np.ndarray:
     return -logq[np.arange(len(y)), y]
 
 
-def _select(data: fam.Data, families, tr, inner_splits, rng):
-    """Inner CV on ``tr``: the best hyperparameter per family, and the best family."""
-    scores = {}
-    inner = _folds(data.y[tr], inner_splits, rng)
+def _paths(data: fam.Data, families, folds, inner, order, ranks=None) -> dict:
+    """``(inner-CV scores (L,), whole-fold weights at the best strength (q, K - 1), held-out
+    features)`` of every fitted family and outer fold: all their ridge paths in one batch per
+    feature width and path length (:func:`estimators._logistic.path_fit`)."""
+    out, batches = {}, {}
     for f in families:
+        if f in ("calibrated", "logistic", "logistic_rank"):
+            for i, (tr, te) in enumerate(folds):
+                z_tr, z_te = fam.features(f, data, tr, te, order,
+                                          None if ranks is None else ranks[:, i])
+                batches.setdefault((z_tr.shape[1], len(fam.lams(f))), []).append(
+                    (f, i, z_tr, z_te))
+    for items in batches.values():
+        n_max = max(len(folds[i][0]) for _, i, _, _ in items)
+        z = np.zeros((len(items), n_max, items[0][2].shape[1]))
+        y = np.zeros((len(items), n_max), dtype=np.int64)
+        groups = np.zeros((len(items), n_max), dtype=np.int64)
+        rows = np.zeros((len(items), n_max), dtype=bool)
+        lams = np.stack([fam.lams(f) for f, _, _, _ in items])
+        for k, (_, i, z_tr, _) in enumerate(items):
+            m = len(z_tr)
+            z[k, :m], y[k, :m], groups[k, :m], rows[k, :m] = z_tr, data.y[folds[i][0]], \
+                inner[i], True
+        scores, weights, _ = _logistic.path_fit(z, y, groups, lams, data.n_classes,
+                                                rows=rows, n_groups=int(inner[0].max()) + 1)
+        for k, (f, i, _, z_te) in enumerate(items):
+            out[f, i] = scores[k], weights[k], z_te
+    return out
+
+
+def _family_fit(data: fam.Data, f: str, tr, te, inner, path):
+    """Inner-CV score, chosen hyperparameter and held-out ``log q`` on ``te`` of family ``f``
+    fitted on ``tr`` (``inner``: the inner folds; ``path``: the family's fitted path)."""
+    y_tr = data.y[tr]
+    if f == "own":
+        return float(_nll(fam.own_log_proba(data, tr), y_tr).sum()), None, \
+            fam.own_log_proba(data, te)
+    if f == "knn":
         total = np.zeros(len(fam.grid(f)))
         for a, b in inner:
-            for i, logq in enumerate(fam.path(f, data, tr[a], tr[b])):
-                total[i] += _nll(logq, data.y[tr[b]]).sum()
-        scores[f] = (fam.grid(f)[int(np.argmin(total))], float(total.min()))
-    best = min(families, key=lambda f: scores[f][1])
-    return best, {f: hp for f, (hp, _) in scores.items()}
+            for i, logq in enumerate(fam.knn_path(data, tr[a], tr[b])):
+                total[i] += _nll(logq, y_tr[b]).sum()
+        best = int(np.argmin(total))
+        hp = fam.grid(f)[best]
+        return float(total[best]), hp, fam.knn_path(data, tr, te, (hp,))[0]
+    scores, weights, z_te = path              # weights: at the lowest inner score
+    best = int(np.argmin(scores))
+    logq = _logistic.log_proba(weights[None], z_te[None])[0]
+    return float(scores[best]), fam.grid(f)[best], logq
 
 
-def cross_fit(data: fam.Data, families, n_splits: int, inner_splits: int, rng):
-    """Outer held-out ``log q`` of the selected procedure, of each family, and the choices."""
+def cross_fit(data: fam.Data, families, n_splits: int, inner_splits: int, rng, folds=None,
+              order=None, ranks=None):
+    """Outer held-out ``log q`` of the selected procedure, of each family, and the choices.
+
+    In each outer training fold every family is scored by the inner stratified CV (its
+    hyperparameter too: the logistic families along their warm-started ridge path,
+    :func:`estimators._logistic.path_fit`), the best family is the one with the lowest inner
+    score, and each family's fit on the whole outer training fold (at its inner-chosen
+    hyperparameter) predicts the outer held-out fold. The label-free transforms are fitted on
+    the outer training fold and shared by its inner folds. ``folds``: the outer folds (default:
+    drawn from ``rng``); ``order``: the argsort of ``data.x`` over the rows, when known;
+    ``ranks``: the normal scores of ``data.x`` under each outer fold ``(d, n_splits, n)``
+    (:func:`estimators._member_fits.fold_normal_scores`), when known."""
     n = len(data.y)
     chosen = np.zeros((n, data.n_classes))
     per_family = {f: np.zeros((n, data.n_classes)) for f in families}
     choices = []
-    for tr, te in _folds(data.y, n_splits, rng):
-        best, hps = _select(data, families, tr, inner_splits, rng)
+    if order is None and "logistic_rank" in families:
+        order = np.argsort(data.x, axis=0, kind="stable")
+    folds = list(_folds(data.y, n_splits, rng) if folds is None else folds)
+    inner_folds, groups = [], []
+    for tr, _ in folds:
+        inner_folds.append(_folds(data.y[tr], inner_splits, rng))
+        g = np.empty(len(tr), dtype=np.int64)
+        for j, (_, b) in enumerate(inner_folds[-1]):
+            g[b] = j
+        groups.append(g)
+    paths = _paths(data, families, folds, groups, order, ranks)
+    for i, (tr, te) in enumerate(folds):
+        scores, hps = {}, {}
         for f in families:
-            per_family[f][te] = fam.path(f, data, tr, te, (hps[f],))[0]
+            scores[f], hps[f], per_family[f][te] = _family_fit(data, f, tr, te, inner_folds[i],
+                                                               paths.get((f, i)))
+        best = min(families, key=lambda f: scores[f])
         chosen[te] = per_family[best][te]
         choices.append(best if hps[best] is None else f"{best}({hps[best]:g})")
     return chosen, per_family, tuple(choices)
@@ -191,14 +256,24 @@ def usable_information(x, labels, *, families=None, n_splits=5, inner_splits=3, 
     """
     data = prepare(x, labels, bias=bias)
     check_folds(data.y, n_splits, inner_splits)
+    return estimate(data, families, n_splits, inner_splits, check_random_state(random_state),
+                    base=base, confidence=confidence, bracket=bracket)
+
+
+def estimate(data: fam.Data, families, n_splits: int, inner_splits: int, rng, *, base=2,
+             confidence=0.95, bracket=True, folds=None, order=None,
+             ranks=None) -> UsableInformation:
+    """:func:`usable_information` of prepared data (``folds``: the outer folds, drawn from
+    ``rng`` when not given; the inner folds are drawn from ``rng``; ``order``, ``ranks``: as
+    in :func:`cross_fit`)."""
     allowed = fam.available(data)
     families = allowed if families is None else tuple(families)
     bad = [f for f in families if f not in allowed]
     if bad or not families:
         raise ValueError(f"families {bad or '[]'} do not apply to this input; choose from "
                          f"{allowed}")
-    rng = check_random_state(random_state)
-    chosen, per_family, choices = cross_fit(data, families, n_splits, inner_splits, rng)
+    chosen, per_family, choices = cross_fit(data, families, n_splits, inner_splits, rng, folds,
+                                            order, ranks)
     n = len(data.y)
     log_prior = np.log(np.bincount(data.y) / n)[data.y]
     h_y = float(to_base(-log_prior.mean(), base))

@@ -85,12 +85,17 @@ def _null_members(n=500, m=20, seed=0):
 
 
 def test_relevancy_sum_bias_is_removed_by_the_label_null():
-    u, y = _null_members()
-    dec = information_decomposition(u, y, n_null=2)
-    # raw sum: 20 learning costs of about 3 / (2 * 400) nats each
-    assert dec.relevancy_raw < -0.03
-    assert abs(dec.relevancy) < 0.03
-    assert dec.relevancy == pytest.approx(dec.relevancy_raw - 20 * dec.member_null_mean)
+    # raw sum: 20 learning costs of about 3 / (2 * 400) nats each; the debiased sum has a
+    # sampling sd of about 0.024 bits per draw (20 draws), so 6 draws average to within 0.02
+    raw, debiased = [], []
+    for seed in range(6):
+        u, y = _null_members(seed=seed)
+        dec = information_decomposition(u, y, n_null=2, random_state=seed)
+        assert dec.relevancy == pytest.approx(dec.relevancy_raw - 20 * dec.member_null_mean)
+        raw.append(dec.relevancy_raw)
+        debiased.append(dec.relevancy)
+    assert np.mean(raw) < -0.05
+    assert abs(np.mean(debiased)) < 0.02
 
 
 def test_diversity_is_the_identity_with_a_paired_interval():
