@@ -603,13 +603,20 @@ def readme(args) -> None:
 
 
 def page_answer(out: Path) -> dict:
-    """The answer paragraph, the verdict list and every conclusion of the run page ``out``,
+    """The answer paragraph, the verdict list and every conclusion of the run page ``out``
+    (the zoo's folder, which holds ``across.json``: its answer lines counted over the models,
+    :func:`infodiv.experiments.zoo_answer.answer_document`),
     generated from out/report.json (and out/decompositions/decompositions.json where the page
     has one) by :func:`infodiv.reports.answer.answer_document`; the model's readout from the
     page's stored labels and predictions where the report predates testability."""
     from infodiv.inference.testability import raw_readout_of
     from infodiv.reports.answer import answer_document
 
+    if (out / "across.json").exists():   # the zoo: counted over its models' records
+        from infodiv.experiments.zoo_answer import answer_document as zoo_answer
+
+        return zoo_answer(json.loads((out / "summary.json").read_text()),
+                          json.loads((out / "across.json").read_text()))
     dec_path, page_path = out / "decompositions" / "decompositions.json", out / "report_page.json"
     dec = json.loads(dec_path.read_text()) if dec_path.exists() else {}
     raw = None   # a report without testability: the model's readout from the page's arrays

@@ -277,7 +277,8 @@ _REPORT_EXTRA = ("mi", "mi_lower", "mi_upper", "error_lower_bound", "error_upper
 def _verdict_detail(v: dict) -> dict:
     """A curves-report verdict reduced to what the zoo quotes: the finding (detected and
     calibrated), the estimate with its interval, null-corrected value and p, the power on its
-    matched case and the shuffled-label firing rate, its sentence; a report-only record
+    matched case and the shuffled-label firing rate, its sentence, the conclusion its engine
+    recorded (``outcome``, with its margin δ and the n that would decide); a report-only record
     (Theorem 8) its Eq. 12 bounds beside the best readout's error (``report``)."""
     out = {"finding": v.get("finding"), "detected": v.get("detected"),
            "calibrated": v.get("calibrated"), "estimate": v.get("estimate"),
@@ -285,6 +286,10 @@ def _verdict_detail(v: dict) -> dict:
            "units": v.get("units"), "power": _rate(v.get("power")),
            "false_positive": _rate(v.get("false_positive")),
            "matched_case": v.get("matched_case"), "text": v.get("text"), "rule": v.get("rule")}
+    if v.get("outcome"):   # the conclusion its engine recorded (holds / opposite / ...)
+        out |= {"outcome": v["outcome"], "outcome_reason": v.get("outcome_reason"),
+                "margin": (v.get("margin") or {}).get("value"), "mde": v.get("mde"),
+                "n_needed": v.get("n_needed")}
     extra = v.get("extra") or {}
     if extra.get("report_only"):
         out["report"] = {k: extra.get(k) for k in _REPORT_EXTRA}

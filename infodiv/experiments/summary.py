@@ -244,7 +244,8 @@ def _figure(rows, path) -> None:
 def write_summary(records, out, across=None) -> dict:
     """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``; with
     ``across`` (the :mod:`infodiv.experiments.across` document) also ``across.json``, its markdown
-    sections (:func:`infodiv.experiments.across_md.across_markdown`) and ``depth_params.png``; and
+    sections (:func:`infodiv.experiments.across_md.across_markdown`), ``depth_params.png`` and the
+    answer the page quotes (``answer.json``, :mod:`infodiv.experiments.zoo_answer`); and
     ``README.md`` from ``README.template.md`` when ``out`` has one, every double-brace
     placeholder filled from the JSON (:func:`infodiv.reports.markdown.fill_numbers`)."""
     out = Path(out)
@@ -256,8 +257,10 @@ def write_summary(records, out, across=None) -> dict:
     text = _markdown(rows, t1, records)
     if across is not None:
         from .across_md import across_figure, across_markdown
+        from .zoo_answer import answer_document
 
         write_json(out / "across.json", across)
+        write_json(out / "answer.json", answer_document(records, across))
         text += "\n" + across_markdown(across, records)
         across_figure(across, out / "depth_params.png")
     (out / "summary.md").write_text(text)

@@ -25,11 +25,7 @@ from _paths import ROOT
 
 RESULTS = ROOT / "docs" / "results"
 
-#: pages whose prose is not yet generated from records: the zoo page (its per-model records
-#: predate margins and its reading is written around them)
-NOT_GENERATED = ("zoo",)
-TEMPLATES = [p for p in sorted(RESULTS.glob("**/README.template.md"))
-             if not set(p.relative_to(RESULTS).parts) & set(NOT_GENERATED)]
+TEMPLATES = sorted(RESULTS.glob("**/README.template.md"))
 
 _VERDICT_FIELD = re.compile(r"\{\{[^}]*\.(detected|finding|outcome)\b[^}]*\}\}|"
                             r"\|detected/not detected\}\}")
