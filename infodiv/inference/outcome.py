@@ -23,7 +23,9 @@ why). :func:`decide_outcome` turns the engine's numbers into one of:
 
   and the number of examples at which an effect of size δ would be detected with power 0.8,
   n₈₀ = ⌈n · (MDE / δ)²⌉ (se ∝ n^{−1/2}), beside the detection rate on the claim's matched
-  case measured at this n;
+  case measured at this n. An n₈₀ at or below the run's own n is not reported: the interval
+  is already narrow enough to detect δ, so more examples would not decide (the reason says
+  what stops the conclusion, e.g. a label null that does not confirm the interval);
 - **untestable**: the run's members carry no detectable information about the label, or the
   objective is the raw readout of a prompt that reads out below chance
   (:mod:`infodiv.inference.testability`): there is nothing for the claim to explain there;
@@ -193,7 +195,7 @@ def decide_outcome(*, direction: str, detected: bool, opposite: bool, calibrated
         return {**out, "outcome": "absent"}
     mde = min_detectable_effect(interval, alpha)
     need = n_for_power(n, mde, margin)
-    out.update(mde=mde, n_needed=need)
+    out.update(mde=mde, n_needed=need if need is not None and need > n else None)
     if margin is None:
         out["reason"] = f"not detected; {no_margin}"
     elif any(_beyond(iv, direction) for iv in ends) or \

@@ -69,6 +69,17 @@ def test_inconclusive_gives_the_detectable_effect_and_the_n_that_decides():
                           untestable="no label")["outcome"] == "untestable"
 
 
+def test_no_n_is_offered_where_more_examples_would_not_decide():
+    """A narrow interval beyond δ that the label null does not confirm: n₈₀ = ⌈n (MDE/δ)²⌉
+    is below the run's n (here ⌈400 (0.0029/0.1)²⌉ = 1), so no n would decide it."""
+    iv = [0.987, 0.995]
+    out = decide_outcome(**BASE, interval=iv, corrected_interval=iv, margin=0.1)
+    mde = (norm.ppf(0.975) + norm.ppf(0.8)) * 0.008 / (2 * norm.ppf(0.975))
+    assert math.ceil(400 * (mde / 0.1) ** 2) <= 400
+    assert out["outcome"] == "inconclusive" and out["n_needed"] is None
+    assert "label null does not confirm" in out["reason"]
+
+
 def test_margins_are_shares_of_the_members_gain():
     m = Margin(0.25, "gain_slope", "x")
     assert m.value(0.4, 5) == pytest.approx(0.25 * 0.4 / 5 / 4)
