@@ -48,7 +48,7 @@ import warnings
 import numpy as np
 
 from estimators import diagnostics, discrete
-from estimators._checks import check_entropy_input
+from estimators._checks import check_bin_counts, check_entropy_input
 from estimators._dispatch import Estimator, resolve
 from estimators.validation import (
     check_array,
@@ -199,14 +199,24 @@ def entropy(x, *, method="knn", k=3, base=2, random_state=0, **options) -> float
     Returns
     -------
     float
-        The estimate in units of ``base``.
+        The estimate in units of ``base``. Exactly ``-inf`` (with an
+        :class:`~estimators.diagnostics.EstimatorWarning` naming the column) for continuous
+        ``x`` with a constant column or a column that is an exact linear function of the others:
+        such a distribution lives on a lower-dimensional set, whose differential entropy is
+        −∞ whatever the method (``entropy(np.c_[x, x], method="gaussian")`` is ``log det
+        Sigma = −∞``). Integer ``x`` that is constant has Shannon entropy exactly 0. A binned
+        entropy with fewer than 10 samples per occupied bin warns (plug-in bias about
+        ``(K - 1) / (2 n)`` nats for ``K`` occupied bins).
     """
     est, a = _setup(method, k, random_state, options, x=x)
     x = a["x"]
     if is_discrete(x):
         return to_base(discrete.entropy(x, estimator=est.estimator), base)
-    check_entropy_input(x, "x")
+    if check_entropy_input(x, "x"):
+        return -np.inf
     z, log_jacobian = est.prepare(x, with_jacobian=True)
+    if method == "binned":
+        check_bin_counts(z, "x")
     return to_base(est.call("entropy", z) + log_jacobian, base)
 
 

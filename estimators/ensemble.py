@@ -240,6 +240,7 @@ def bias_diversity(u, labels=None, *, loss: str = "squared", space: str = "logit
     if labels is not None:
         labels = check_labels_in_range(labels, n, c)
     v = member_logits(arr, check_bias(bias, n, c), scale)
+    k = 0
     if loss == "cross_entropy":
         if space != "logit":
             raise ValueError("space applies to the squared loss only; cross_entropy always "
@@ -250,16 +251,24 @@ def bias_diversity(u, labels=None, *, loss: str = "squared", space: str = "logit
         units = unit_name(b)
     else:
         t = check_target(target, labels, n, c, distribution=False)
-        if space == "logit":
-            check_square_overflow(v, "u", "bias-diversity decomposition")
+        k = check_square_overflow(v, "u", "bias-diversity decomposition") \
+            if space == "logit" else 0
+        if k:   # homogeneous of degree 2 in (v, t): exact on v·2^-k, t·2^-k, times 2^(2k)
+            v, t = np.ldexp(v, -k), np.ldexp(t, -k)
         loss_e, bias_m, div_m = _squared_terms(v, t, space)
         units = f"{space}^2"
+    bias_e, div_e = bias_m.mean(axis=1), div_m.mean(axis=1)
+    means = [float(x.mean()) for x in (loss_e, bias_e, div_e)]
+    if k:   # back to u's scale: means and terms beyond float64's range are inf
+        with np.errstate(over="ignore"):
+            means = [float(np.ldexp(x, 2 * k)) for x in means]
+            loss_e, bias_e, div_e, bias_m, div_m = (np.ldexp(x, 2 * k) for x in (
+                loss_e, bias_e, div_e, bias_m, div_m))
     by_group = None
     if groups is not None:
-        by_group = types.MappingProxyType(_group_terms(bias_m, div_m, groups, m))
-    bias_e, div_e = bias_m.mean(axis=1), div_m.mean(axis=1)
-    return BiasDiversity(float(loss_e.mean()), float(bias_e.mean()), float(div_e.mean()),
-                         _frozen(loss_e), _frozen(bias_e), _frozen(div_e), by_group,
+        with np.errstate(over="ignore"):
+            by_group = types.MappingProxyType(_group_terms(bias_m, div_m, groups, m))
+    return BiasDiversity(*means, _frozen(loss_e), _frozen(bias_e), _frozen(div_e), by_group,
                          loss, space, scale, units, m)
 
 

@@ -143,8 +143,11 @@ def information_decomposition(variables, labels, *, method="knn", k=3, base=2,
         raise ValueError(f"max_order must be between 2 and the number of variables {m}, "
                          f"got {max_order}")
     joint = _mi(est, np.concatenate(blocks, axis=1), y)
-    relevancies = tuple(_mi(est, b, y) for b in blocks)
-    redundancy, conditional = _tc_and_conditional(est, blocks, y)
+    if m == 1:   # U = U_1: R = I(U_1;Y) is I(U;Y) itself and TC(U) = TC(U|Y) = 0, so D = 0
+        relevancies, redundancy, conditional = (joint,), 0.0, 0.0
+    else:
+        relevancies = tuple(_mi(est, b, y) for b in blocks)
+        redundancy, conditional = _tc_and_conditional(est, blocks, y)
     orders = c_orders = None
     if max_order is not None:
         orders = _order_parts(lambda s: _tc(est, [blocks[i] for i in s]), m, int(max_order),

@@ -228,6 +228,11 @@ def information_decomposition(variables, labels, *, method=None, k=3, base=2, ra
     (``TC(U)``, ``TC(U|Y)``, ``max_order``), with an
     :class:`~estimators.diagnostics.EstimatorWarning` when the joint or a member's term exceeds
     ``H(Y)`` (the model does not fit the data: those numbers are no estimates of ``I``).
+
+    One member (``M = 1``) is exact whatever the method: ``U = U_1``, so
+    ``R = I(U_1;Y) = I(U;Y)`` is the joint's own estimate (same value, same interval) and
+    ``D = I(U;Y) - R = TC(U|Y) - TC(U) = 0`` exactly, with the interval ``[0, 0]`` and a zero
+    null (usable method).
     """
     labels = check_labels(labels)
     discrete = all(is_discrete(v) for v in (

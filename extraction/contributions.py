@@ -9,7 +9,11 @@ A run directory holds
 - ``meta.json``: ``members`` (list of member records), ``options`` (C strings), ``meta`` (model,
   task, template, dtype, device, versions, exactness error, seed, ...), the sha256 of
   ``arrays.npz`` and the sha256 of its own content (``doc_sha256``), so a corrupt, edited or
-  half-written directory is detected on load.
+  half-written directory is detected on load;
+- ``.infodiv-manifest.json`` (:data:`MANIFEST`): the writer (``infodiv extract``) and the
+  sha256 of ``meta.json`` and ``arrays.npz``, kept outside the files it checks, so a
+  ``meta.json`` edited and stripped of its own ``doc_sha256`` is still detected; a directory
+  without a manifest (copied or committed before manifests) is read on its own checksums.
 It is written to a temporary sibling directory and renamed into place, so a reader never sees a
 half-written run; an existing folder is replaced only under the rules of
 :mod:`extraction.outdir` (never a file or a folder holding anything else).
@@ -27,9 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Contributions", "Member", "FORMAT_VERSION", "doc_digest"]
+from .outdir import MANIFEST
+
+__all__ = ["Contributions", "Member", "FORMAT_VERSION", "doc_digest", "MANIFEST",
+           "write_manifest"]
 
 FORMAT_VERSION = 1
+EXTRACT_WRITER = "infodiv extract"
 MEMBER_KINDS = ("embed", "attn", "mlp")
 
 
@@ -79,6 +87,36 @@ def sha256_file(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def write_manifest(folder, writer: str, files: dict, by: dict | None = None) -> None:
+    """Write ``folder``'s manifest atomically: ``{"writer", "files": {name: sha256}}`` (and
+    ``"by": {name: writer}`` for files another writer added beside the owner's)."""
+    folder = Path(folder)
+    doc = {"writer": writer, "files": dict(sorted(files.items()))}
+    if by:
+        doc["by"] = dict(sorted(by.items()))
+    tmp = folder / f".{MANIFEST}.{os.getpid()}"
+    tmp.write_text(json.dumps(doc, indent=1))
+    os.replace(tmp, folder / MANIFEST)
+
+
+def _check_manifest(directory: Path) -> None:
+    """ValueError when ``directory`` has a manifest that does not list ``meta.json`` and
+    ``arrays.npz`` with their current sha256."""
+    path = directory / MANIFEST
+    if not path.exists():
+        return
+    try:
+        files = json.loads(path.read_text())["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ValueError(f"{path} is unreadable, so the run cannot be checked against what "
+                         "the toolkit wrote") from None
+    for name in ("meta.json", "arrays.npz"):
+        digest = sha256_file(directory / name)
+        if not isinstance(files, dict) or files.get(name) != digest:
+            raise ValueError(f"{directory / name} was edited or damaged after it was written "
+                             f"(sha256 {digest[:12]}… is not the one in {MANIFEST})")
 
 
 @dataclass
@@ -212,7 +250,8 @@ class Contributions:
         ``overwrite``, and a file or a folder holding anything else is never replaced
         (:class:`extraction.outdir.OutputRefused`). The writer holds
         :func:`extraction.outdir.output_lock`, so a second concurrent writer is refused.
-        ``meta.json`` records the sha256 of ``arrays.npz`` and of its own content.
+        ``meta.json`` records the sha256 of ``arrays.npz`` and of its own content, and the
+        manifest (:data:`MANIFEST`) the sha256 of both files.
         """
         from .outdir import check_target, output_lock, run_identity
 
@@ -248,6 +287,8 @@ class Contributions:
                 json.dump(doc, fh, indent=2)
                 fh.flush()
                 os.fsync(fh.fileno())
+            write_manifest(tmp, EXTRACT_WRITER, {n: sha256_file(tmp / n)
+                                                 for n in ("meta.json", "arrays.npz")})
             if directory.is_dir():
                 old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
                 os.replace(directory, old)
@@ -261,9 +302,9 @@ class Contributions:
 
     @classmethod
     def load(cls, directory) -> Contributions:
-        """Load a run directory written by :meth:`save`, verifying its checksum; a study's
-        run folder (one holding ``contributions/``, as ``infodiv run`` writes) is read from
-        that subfolder."""
+        """Load a run directory written by :meth:`save`, verifying its checksums (its own and,
+        where it has one, its manifest's); a study's run folder (one holding
+        ``contributions/``, as ``infodiv run`` writes) is read from that subfolder."""
         directory = Path(directory)
         if not (directory / "meta.json").is_file() and \
                 (directory / "contributions" / "meta.json").is_file():
@@ -284,6 +325,7 @@ class Contributions:
         if digest != doc.get("arrays_sha256"):
             raise ValueError(f"{arr_path} is corrupt: sha256 {digest[:12]}… does not match "
                              f"the recorded {str(doc.get('arrays_sha256'))[:12]}…")
+        _check_manifest(directory)
         with np.load(arr_path) as z:
             arrays = {k: z[k] for k in z.files}
         return cls(arrays["u"], arrays["bias"], arrays["labels"], arrays["logits"],

@@ -1,7 +1,8 @@
 """Output folders of an extraction: what may be replaced, and one writer at a time.
 
 - :func:`check_target`: an output path may be written when it does not exist, is an empty
-  folder, or holds a Contributions run (``meta.json`` + ``arrays.npz`` and nothing else) of the
+  folder, or holds a Contributions run (``meta.json`` + ``arrays.npz``, with or without its
+  manifest, and nothing else) of the
   same run (:func:`run_identity`); a Contributions run of another run only with ``overwrite``.
   A file, or a folder holding anything else (notes, a finished ``infodiv run`` folder), is
   always refused: nothing the user made is ever removed.
@@ -23,8 +24,11 @@ import os
 from pathlib import Path
 
 __all__ = ["OutputRefused", "OutputLocked", "check_target", "run_identity", "output_lock",
-           "CONTRIBUTION_FILES"]
+           "CONTRIBUTION_FILES", "MANIFEST"]
 
+#: the manifest of an output folder: its writer and the sha256 of every file it wrote there
+#: (the one format of :mod:`infodiv.outputs`; defined here so extraction needs no infodiv)
+MANIFEST = ".infodiv-manifest.json"
 CONTRIBUTION_FILES = frozenset({"meta.json", "arrays.npz"})
 # what ``infodiv decompose|curves|report`` write beside an extraction made by ``infodiv extract``
 DERIVED = frozenset({"decompositions", "curves", "report.html", "report.json", "report.csv"})
@@ -92,7 +96,7 @@ def check_target(directory, identity: dict | None, overwrite: bool = False,
     if "run.json" in entries:
         raise OutputRefused(f"{flag} {path} holds an infodiv run folder ({_listing(entries)}); "
                             f"choose another {flag} (it is never replaced by an extraction)")
-    foreign = [e for e in entries if e not in CONTRIBUTION_FILES]
+    foreign = [e for e in entries if e not in CONTRIBUTION_FILES and e != MANIFEST]
     if not CONTRIBUTION_FILES <= set(entries) or (foreign and not (analyses and
                                                                    set(foreign) <= DERIVED)):
         raise OutputRefused(f"{flag} {path} is a folder holding {_listing(entries)}, not an "

@@ -37,7 +37,7 @@ from . import provenance
 from .batching import plan_batches
 from .contributions import Contributions
 from .outdir import check_target
-from .planning import Plan, check_arguments, plan
+from .planning import SHARD_SIZE, Plan, check_arguments, plan
 from .readout import DEFAULT_MAX_BYTES, EXACTNESS_RTOL
 from .runmeta import build_result
 from .shardloop import run_shards
@@ -45,7 +45,7 @@ from .shardloop import run_shards
 __all__ = ["extract", "open_run", "plan_batches", "EXACTNESS_RTOL"]
 
 
-def open_run(out, job: Plan, task, *, resume: bool, only_shards):
+def open_run(out, job: Plan, task, *, resume: bool, only_shards, discard: bool = False):
     """Find the finished run at ``out`` or open the shard directory that this run resumes from.
 
     The fingerprint hashes everything that determines the numbers (the family, dtype, device
@@ -69,6 +69,9 @@ def open_run(out, job: Plan, task, *, resume: bool, only_shards):
         Return a finished run with this fingerprint, and reuse its valid shards.
     only_shards : list of int or None
         The workers' mode: the shards of the caller's plan are always reused.
+    discard : bool
+        Discard the shards of an interrupted extraction of another configuration at ``out``
+        (default: refuse them, :class:`extraction.shards.ShardStore`).
 
     Returns
     -------
@@ -95,14 +98,18 @@ def open_run(out, job: Plan, task, *, resume: bool, only_shards):
     done = provenance.completed_run(out, fp) if resume else None
     if done is not None:
         return done, None, job, fp
-    store = ShardStore(out, fp, resume=resume or only_shards is not None, plan=job.shards)
+    run = provenance.fingerprint({k: parts[k] for k in ("granularity", "inputs", "labels",
+                                                        "options", "positions", "vocab")}
+                                 | {"model": str(job.source.get("model_id"))})
+    store = ShardStore(out, fp, resume=resume or only_shards is not None, plan=job.shards,
+                       discard=discard, run=run)
     shards = store.plan
     job = dataclasses.replace(job, shards=shards, batches=[b for s in shards for b in s])
     return None, store, job, fp
 
 
 def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", out=None,
-            resume=True, progress=True, shard_size=256, max_length=None, position=-1,
+            resume=True, progress=True, shard_size=SHARD_SIZE, max_length=None, position=-1,
             vocab="options", chat_template=False, max_bytes=DEFAULT_MAX_BYTES,
             neuron_top_k=None, savings=True, overwrite=False, workers=1,
             only_shards=None) -> Contributions:
@@ -141,7 +148,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
     progress : bool
         Show a tqdm bar (examples/s).
     overwrite : bool
-        Replace a finished extraction of another run at ``out`` (default: refuse it).
+        Replace a finished extraction of another run at ``out``, and discard the shards of an
+        interrupted extraction of another configuration there (default: refuse both).
     shard_size : int
         Examples per shard (rounded up to whole batches).
     max_length : int, optional
@@ -198,7 +206,8 @@ def extract(model, tokenizer, task, *, granularity="block", batch_size="auto", o
                savings=savings, workers=workers)
     store = fp = None
     if out is not None:
-        done, store, job, fp = open_run(out, job, task, resume=resume, only_shards=only_shards)
+        done, store, job, fp = open_run(out, job, task, resume=resume, only_shards=only_shards,
+                                        discard=overwrite)
         if done is not None:
             return done
     assembled = run_shards(job, store, workers=workers, only_shards=only_shards, out=out,

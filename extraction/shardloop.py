@@ -150,6 +150,12 @@ def run_shards(job, store, *, workers, only_shards, out, entry, progress,
                                                arrays["model_logits"], arch.softcap, job.rtol,
                                                index=idx, family=arch.family, dtype=job.dtype)
             ref_max[idx] = np.abs(arrays["model_logits"].astype(np.float64)).max(1)
+    except KeyboardInterrupt as exc:   # say what is saved: infodiv.cli prints it in one line
+        if store is not None:
+            saved = sum(len(b) for i, shard in enumerate(job.shards) if store.has(i)
+                        for b in shard)
+            exc.saved = (saved, n, str(out if out is not None else store.dir))
+        raise
     finally:
         bar.close()
         if pool is not None:

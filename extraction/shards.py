@@ -8,7 +8,12 @@ path itself only ever holds a complete :class:`~extraction.contributions.Contrib
 inputs, option ids, granularity, dtype, device type) and the batch plan of the first attempt:
 shards from a different configuration are never reused, and a resumed run uses the stored plan
 (the same batches, hence bit-identical results, even when ``batch_size="auto"`` would now choose
-differently). A missing, truncated or corrupt shard is reported as absent and recomputed.
+differently). A missing, truncated or corrupt shard is reported as absent and recomputed. The
+shards of an interrupted extraction of *another* configuration are never deleted by this one
+unless it was told to replace (``discard``, ``--overwrite``): it refuses in one line instead
+(another configuration: the manifest's ``run`` key — model, inputs, options, granularity —
+differs; shards of the same run under another fingerprint, e.g. other weights at the same
+path or another torch, are discarded with a warning).
 """
 
 from __future__ import annotations
@@ -53,13 +58,20 @@ class ShardStore:
     out : path
         Final output directory; shards go to :func:`partial_dir` ``(out)``.
     fingerprint : str
-        Hash of the configuration; an existing partial directory with another fingerprint is
-        discarded (with a warning), as is any partial directory when ``resume`` is False.
+        Hash of the configuration. An existing partial directory with another fingerprint is
+        discarded with a warning, unless it holds shards of another extraction (its ``run``
+        differs from ``run``): that is refused (:class:`extraction.outdir.OutputRefused`)
+        unless ``discard``. One with this fingerprint is reused, or discarded when ``resume``
+        is False.
+    run : str, optional
+        Key of the extraction itself (model, inputs, options, granularity), stored beside the
+        fingerprint.
     plan : JSON-serialisable, optional
         The shard/batch plan; :attr:`plan` is the stored one when resuming.
     """
 
-    def __init__(self, out, fingerprint: str, *, resume: bool = True, plan=None):
+    def __init__(self, out, fingerprint: str, *, resume: bool = True, plan=None,
+                 discard: bool = False, run: str | None = None):
         self.dir = partial_dir(out)
         self.fingerprint = fingerprint
         self.plan = plan
@@ -70,16 +82,26 @@ class ShardStore:
                 old = json.loads(manifest.read_text())
             except (OSError, ValueError):
                 pass
-            if resume and old.get("fingerprint") == fingerprint:
+            same = old.get("fingerprint") == fingerprint
+            if resume and same:
                 self.plan = old.get("plan", plan)
             else:
-                if resume:
+                other = run is not None and old.get("run") not in (None, run)
+                if other and not discard and any(self.dir.glob("shard-*.npz")):
+                    from .outdir import OutputRefused
+
+                    raise OutputRefused(
+                        f"{self.dir} holds the resume shards of an interrupted extraction with "
+                        "a different model, task or settings; rerun that extraction to finish "
+                        "it, or pass --overwrite to discard them (nothing was deleted)")
+                if not same:
                     warnings.warn(f"discarding shards in {self.dir}: they were made with a "
                                   "different model, task or settings", stacklevel=3)
                 shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not manifest.is_file():
-            _atomic_write_json(manifest, {"fingerprint": fingerprint, "plan": self.plan})
+            _atomic_write_json(manifest, {"fingerprint": fingerprint, "run": run,
+                                          "plan": self.plan})
 
     def _paths(self, i: int) -> tuple[Path, Path]:
         return self.dir / f"shard-{i:05d}.npz", self.dir / f"shard-{i:05d}.json"

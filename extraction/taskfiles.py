@@ -7,8 +7,9 @@ index (``1`` or ``"1"``), or absent / empty / null: that record is
 unlabelled (label ``-1``; extraction runs, analyses that need labels refuse the run) when
 ``allow_unlabelled``, else an error. Without ``label_field`` every record is unlabelled. Parsing
 is strict: a UTF-8 BOM is dropped; short or long CSV rows, unclosed quotes, a template without
-``{answer}`` or with fields that are no column, and a label field that is no column are errors
-naming the file, the line and the column. Torch-free.
+``{answer}`` or with fields that are no column, a record whose template field is missing,
+``null`` or a JSON list/object, and a label field that is no column are errors naming the file,
+the line and the column. Torch-free.
 """
 
 from __future__ import annotations
@@ -128,6 +129,24 @@ def _check_template(path: Path, template: str, columns: list[str]) -> None:
                          f"(columns: {columns})")
 
 
+def _check_values(path: Path, template: str, rows: list[dict], lines: list[int]) -> None:
+    """Every record has a value for every field of ``template``: a field that is absent,
+    ``null`` or a JSON list / object in some record is an error naming the file, the line and
+    the field (it would become the prompt ``"None Sentiment:"`` or the list's repr)."""
+    fields = [f for _, f, _, _ in string.Formatter().parse(template) if f and f != "answer"]
+    for row, line in zip(rows, lines):
+        for field in fields:
+            value = row.get(field)
+            if value is None:
+                what = "null" if field in row else "missing"
+                raise ValueError(f"{path}: line {line}, field {field!r} is {what}; every record "
+                                 f"needs a value for each field of --template {template!r}")
+            if isinstance(value, (list, dict)):
+                raise ValueError(f"{path}: line {line}, field {field!r} holds a JSON "
+                                 f"{'list' if isinstance(value, list) else 'object'}, not "
+                                 "text or a number")
+
+
 def _label(value, options: list[str], i: int, field: str, allow_unlabelled: bool = True) -> int:
     """Option index of a label value, or -1 when the record is unlabelled (if allowed)."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -218,6 +237,7 @@ def load_task_file(path, *, template: str, options, label_field: str | None = No
     n_rows = len(rows)
     if n is not None:
         rows, lines = rows[: int(n)], lines[: int(n)]
+    _check_values(path, template, rows, lines)
     labels = np.zeros(len(rows), dtype=np.int64) - 1
     for i, r in enumerate(rows):
         if label_field is None:

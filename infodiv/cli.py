@@ -7,9 +7,11 @@ validate`` never imports torch.
 User errors (a bad option, an unknown model, an unwritable ``--out``, a corrupt run directory)
 end in ONE line on stderr and exit status 2; nothing already written is removed. A stage that
 fails on valid input (``StageFailed``: an objective the run cannot support) is one line naming
-the stage, exit status 1. An interrupt
-(Ctrl-C) exits 130 and says how to resume. ``INFODIV_TRACEBACK=1`` re-raises instead, for
-debugging.
+the stage, exit status 1; so is an OSError of the machine (disk full, read-only file system,
+permission denied: the path, the reason and its errno name). Options are checked together
+before any work (:mod:`infodiv.commands.option_checks`). An interrupt (Ctrl-C) exits 130 and
+says how many examples an extraction saved and how to resume. ``INFODIV_TRACEBACK=1``
+re-raises instead, for debugging.
 Warnings are collected (:func:`infodiv.warncollect.collect_warnings`): a warning repeated a
 thousand times is one line with its count and the range of its numbers, at the end of the stage
 or command that raised it.
@@ -18,10 +20,13 @@ or command that raised it.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
 import sys
+
+from infodiv.commands.option_checks import check_options, track_given
 
 # name -> (module, one-line help)
 COMMANDS = {
@@ -30,6 +35,7 @@ COMMANDS = {
     "decompose": ("infodiv.commands.decompose", "bias-diversity, BVC, information decompositions"),
     "curves": ("infodiv.commands.curves", "layer-addition curves and submodularity report"),
     "run": ("infodiv.commands.run", "end to end: extract, decompose, curves, report"),
+    "grid": ("infodiv.commands.grid", "many (model, task) runs, their analyses on Dask"),
     "demo": ("infodiv.commands.demo",
              "the offline default: SmolLM2-135M on the bundled AG News rows"),
     "report": ("infodiv.commands.report", "rebuild the HTML report from existing run folders"),
@@ -72,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                            formatter_class=DefaultsFormatter)
         module = importlib.import_module(module_name)
         module.configure(p)
+        track_given(p)   # args._given: the options given on the command line
         p.set_defaults(_run=module.run, _parser=p)
     return parser
 
@@ -79,6 +86,50 @@ def build_parser() -> argparse.ArgumentParser:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text
+
+
+def _failed_path(exc: OSError) -> str | None:
+    """The file an OSError is about: its ``filename``, else the innermost frame's path-like
+    local (``f.write`` raising ENOSPC names no file)."""
+    if exc.filename is not None:
+        return os.fsdecode(exc.filename)
+    tb, frames = exc.__traceback__, []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for name in ("path", "self", "tmp", "out", "file", "fh", "f"):
+            value = frame.f_locals.get(name)
+            if isinstance(value, os.PathLike):
+                return os.fspath(value)
+            if isinstance(getattr(value, "name", None), str) and hasattr(value, "write"):
+                return value.name
+    return None
+
+
+def environment_error(exc: OSError) -> str:
+    """One line for an OSError of the machine (disk full, read-only file system, permission
+    denied): the path, the reason and its errno name."""
+    code = errno.errorcode.get(exc.errno or 0, "")
+    reason = exc.strerror or _one_line(exc)
+    path = _failed_path(exc)
+    where = f"{path}: " if path else ""
+    return f"{where}{reason}" + (f" ({code})" if code else "")
+
+
+def interrupted(exc: KeyboardInterrupt) -> str:
+    """What an interrupt leaves: ``exc.saved = (done, total, folder)`` when an extraction set
+    it (:func:`extraction.shardloop.run_shards`), and ``exc.resume`` the command to rerun."""
+    from infodiv.runfiles import display_path
+
+    rerun = f"rerun `{exc.resume}`" if getattr(exc, "resume", None) else \
+        "rerun the same command"
+    saved = getattr(exc, "saved", None)
+    if saved:
+        done, total, folder = saved
+        return (f"interrupted: {done} of {total} examples saved in {display_path(folder)}; "
+                f"{rerun} to resume")
+    return f"interrupted; finished stages are kept, {rerun} to resume"
 
 
 def main(argv=None) -> int:
@@ -92,25 +143,30 @@ def main(argv=None) -> int:
 
     prog = f"infodiv {args.command}"
     try:
+        check_options(args, prog)   # options checked together, before any work
         with collect_warnings(args.command):   # one line per kind of warning, at the end
             return int(args._run(args) or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if os.environ.get("INFODIV_TRACEBACK"):
             raise
-        print(f"\n{prog}: interrupted; finished work is kept, rerun the same command to resume",
-              file=sys.stderr)
+        print(f"\n{prog}: {interrupted(exc)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except StageFailed as exc:
         if os.environ.get("INFODIV_TRACEBACK"):
             raise
         print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
-    except (UserError, FileNotFoundError, NotADirectoryError, PermissionError,
-            json.JSONDecodeError, ValueError) as exc:
+    except (UserError, FileNotFoundError, NotADirectoryError, json.JSONDecodeError,
+            ValueError) as exc:
         if os.environ.get("INFODIV_TRACEBACK"):
             raise
         print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:   # the machine: disk full, read-only, permission denied, ...
+        if os.environ.get("INFODIV_TRACEBACK"):
+            raise
+        print(f"{prog}: error: {environment_error(exc)}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

@@ -3,17 +3,28 @@ replaced or deleted, and every file it wrote is checked when it is read back.
 
 An output folder carries a manifest, ``.infodiv-manifest.json``: which command or stage wrote
 it and the sha256 of every file it wrote there. :func:`staged_output` makes a stage write into a
-private folder beside ``out``; only when the stage has finished are its files moved into
+private hidden folder inside ``out``; only when the stage has finished are its files moved into
 ``out``, and then only over files the manifest lists (the toolkit's own, from an earlier run of
 the same kind: replaced, and the caller is told which) — a file of anyone else in the way is
 refused in one line that names it, before anything is replaced, and the stage's files are
-discarded. Files the manifest lists that this run did not write again (a figure of an
-objective no longer computed) are removed; nothing else in the folder is touched.
+discarded (before the stage runs, for the names the caller says it will write: ``expect``).
+A file the manifest lists but that changed since (edited, truncated) counts as someone
+else's, except where the caller recomputes its own damaged stage (``replace_changed``:
+``infodiv run`` and ``infodiv decompose|curves`` into a run's own stage folder), which replaces
+it and says so. Files the manifest lists that this run did not write again (a figure of an
+objective no longer computed) are removed; nothing else in the folder is touched. A writer may
+add its files to a folder another writer owns where the caller allows it (``host``: the page
+of ``infodiv report`` beside an extraction); the manifest then records who wrote which file
+(``by``), and each writer replaces and removes only its own.
 
 :func:`read_verified` reads a file of such a folder only when its sha256 matches the manifest:
 a file edited, truncated or swapped after the toolkit wrote it, or a folder without a manifest,
 is refused (:class:`~infodiv.runfiles.UserError`, one line) with the command that recomputes it.
-The check needs no key inside the file it checks, and no ``run.json``.
+The check needs no key inside the file it checks, and no ``run.json``. :func:`read_verified_json`
+also refuses a verified file that is not a JSON object.
+
+:func:`stage_document` and :func:`contributions_meta` are the reads of a run folder's stage
+documents and extraction record that every page reader goes through.
 
 :func:`check_single_file`: a single output file (``--out page.html``, ``--out table.json``)
 that exists is replaced only with ``--overwrite``.
@@ -30,12 +41,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from extraction.contributions import sha256_file as sha256_of
+from extraction.contributions import write_manifest
+from extraction.outdir import MANIFEST
 from infodiv.runfiles import UserError
 
-__all__ = ["MANIFEST", "read_manifest", "staged_output", "read_verified", "verify_folder",
-           "check_single_file"]
+__all__ = ["MANIFEST", "read_manifest", "staged_output", "read_verified", "read_verified_json",
+           "verify_folder", "check_single_file", "prune",
+           "stage_document", "contributions_meta", "STAGE_DOCS"]
 
-MANIFEST = ".infodiv-manifest.json"
+#: the stage documents a run's page reads: stage -> (its folder in the run folder, the file)
+STAGE_DOCS = {"decompose": ("decompositions", "decompositions.json"),
+              "curves": ("curves", "report.json")}
 
 
 def read_manifest(folder) -> dict | None:
@@ -46,7 +62,8 @@ def read_manifest(folder) -> dict | None:
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict) or \
+            not isinstance(doc.get("writer"), str):
         return None
     return doc
 
@@ -56,26 +73,32 @@ def _files(folder: Path) -> list[str]:
                   if p.is_file() and p.name != MANIFEST)
 
 
-def _write_manifest(folder: Path, writer: str, files: dict) -> None:
-    tmp = folder / f".{MANIFEST}.{os.getpid()}"
-    tmp.write_text(json.dumps({"writer": writer, "files": files}, indent=1))
-    os.replace(tmp, folder / MANIFEST)
-
-
-def _conflicts(out: Path, names, listed: dict) -> list[str]:
-    """The names among ``names`` that exist in ``out`` but are not the toolkit's (not listed
-    in its manifest, or listed but changed since: an edit of the user's is theirs)."""
+def _conflicts(out: Path, names, listed: dict, replace_changed: bool) -> list[str]:
+    """The names among ``names`` that exist in ``out`` but are not this writer's (not listed
+    in ``listed``, or listed but changed since: an edit of the user's is theirs, unless
+    ``replace_changed``)."""
     bad = []
     for name in names:
         target = out / name
         if target.exists() and (name not in listed or not target.is_file()
-                                or sha256_of(target) != listed[name]):
+                                or (not replace_changed and sha256_of(target) != listed[name])):
             bad.append(name)
     return bad
 
 
+def prune(folder, names) -> None:
+    """Remove the folders of ``names`` (paths relative to ``folder``) left empty."""
+    for parent in sorted({p for n in names for p in Path(n).parents if str(p) != "."},
+                         key=lambda p: -len(p.parts)):
+        try:
+            (Path(folder) / parent).rmdir()
+        except OSError:
+            pass
+
+
 @contextmanager
-def staged_output(out, writer: str, *, flag: str = "--out", log=None):
+def staged_output(out, writer: str, *, flag: str = "--out", log=None,
+                  replace_changed: bool = False, host=(), expect=()):
     """Yield a private folder for a stage to write into; on success move its files into
     ``out`` under the policy of the module docstring and write the manifest.
 
@@ -90,6 +113,13 @@ def staged_output(out, writer: str, *, flag: str = "--out", log=None):
         The option the folder came from, for messages.
     log : callable, optional
         Told which of the toolkit's files were replaced.
+    replace_changed : bool
+        Replace this writer's listed files even where they changed since it wrote them (a run
+        recomputing its own damaged stage); default: they count as someone else's.
+    host : tuple of str
+        Writers whose folder this writer may add its files to (module docstring).
+    expect : names the stage will write, checked before it starts (a file of someone else's
+        with one of those names is refused before any work, not after it).
 
     Raises
     ------
@@ -102,27 +132,42 @@ def staged_output(out, writer: str, *, flag: str = "--out", log=None):
         raise UserError(f"{flag} {out} is a file, not a folder")
     out.mkdir(parents=True, exist_ok=True)
     old = read_manifest(out) or {"writer": writer, "files": {}}
-    if old["writer"] != writer:
-        raise UserError(f"{flag} {out} holds the output of {old['writer']}; give another "
+    owner = old["writer"]
+    if owner != writer and owner not in host:
+        raise UserError(f"{flag} {out} holds the output of {owner}; give another "
                         f"folder for {writer}")
-    tmp = Path(tempfile.mkdtemp(prefix=".infodiv-staging-", dir=out))
-    try:
-        yield tmp
-        made = _files(tmp)
-        bad = _conflicts(out, made, old["files"])
+    by = {n: w for n, w in (old.get("by") or {}).items() if n in old["files"]}
+    mine = {n: d for n, d in old["files"].items() if by.get(n, owner) == writer}
+    others = {n: d for n, d in old["files"].items() if n not in mine}
+    def refuse_conflicts(names):
+        bad = [n for n in names if n in others] + _conflicts(
+            out, [n for n in names if n not in others], mine, replace_changed)
         if bad:
             raise UserError(f"{flag} {out} holds {len(bad)} file(s) that {writer} did not "
                             f"write and would replace (e.g. {bad[0]}); move them away or give "
                             "another folder (nothing was replaced)")
+
+    refuse_conflicts(list(expect))
+    tmp = Path(tempfile.mkdtemp(prefix=".infodiv-staging-", dir=out))
+    try:
+        yield tmp
+        made = _files(tmp)
+        refuse_conflicts(made)
         replaced = [n for n in made if (out / n).exists()]
         for name in made:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp / name, out / name)
-        for name in set(old["files"]) - set(made):      # the toolkit's own, no longer written
+        gone = sorted(set(mine) - set(made))
+        for name in gone:      # the writer's own, no longer written
             target = out / name
-            if target.is_file() and sha256_of(target) == old["files"][name]:
+            if target.is_file() and (replace_changed or sha256_of(target) == mine[name]):
                 target.unlink()
-        _write_manifest(out, writer, {n: sha256_of(out / n) for n in made})
+        prune(out, gone)
+        files = {**others, **{n: sha256_of(out / n) for n in made}}
+        by = {n: w for n, w in by.items() if n in others}
+        if writer != owner:
+            by.update({n: writer for n in made})
+        write_manifest(out, owner, files, by)
         if replaced and log is not None:
             log(f"{out}: replaced {len(replaced)} file(s) {writer} wrote before "
                 f"({', '.join(replaced[:4])}{', ...' if len(replaced) > 4 else ''})")
@@ -162,6 +207,57 @@ def read_verified(path, redo: str) -> bytes:
                 if want is None else f"changed since {doc['writer']} wrote it")
         raise UserError(f"{path} {what}; {redo}")
     return data
+
+
+def read_verified_json(path, redo: str) -> dict:
+    """:func:`read_verified`, parsed: a JSON object, or UserError (one line, ``redo``)."""
+    data = read_verified(path, redo)
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise UserError(f"{path} is not a JSON object; {redo}")
+    return doc
+
+
+def stage_document(root, stage: str) -> dict:
+    """The JSON document of ``stage`` (:data:`STAGE_DOCS`) of the run folder ``root``, read
+    only when its folder's manifest lists it with this sha256 (:func:`read_verified_json`);
+    ``{}`` when the stage folder is absent (the stage was not run). UserError (one line, with
+    the command that recomputes it) for a folder without a manifest, a file missing, edited,
+    truncated or not a JSON object."""
+    import shlex
+
+    root = Path(root)
+    sub, name = STAGE_DOCS[stage]
+    if not (root / sub).is_dir():
+        return {}
+    return read_verified_json(root / sub / name, f"recompute it with `infodiv {stage} "
+                                                 f"{shlex.quote(str(root))}`")
+
+
+def contributions_meta(root) -> dict:
+    """The ``meta.json`` document of the extraction of ``root`` (a run folder's
+    ``contributions/`` or a Contributions directory itself), checked against its manifest (an
+    extraction saved before manifests: against its own ``doc_sha256``, which it must carry);
+    UserError with the command that re-extracts it otherwise."""
+    from extraction.contributions import doc_digest
+    from infodiv.runfiles import reextract
+
+    root = Path(root)
+    contrib = root / "contributions" if (root / "contributions").is_dir() else root
+    redo = reextract(contrib, root, None)
+    if (contrib / MANIFEST).exists():
+        return read_verified_json(contrib / "meta.json", redo)
+    try:
+        doc = json.loads((contrib / "meta.json").read_text())
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict) or doc.get("doc_sha256") != doc_digest(doc):
+        raise UserError(f"{contrib / 'meta.json'} cannot be checked against what the toolkit "
+                        f"wrote (no {MANIFEST}, no valid doc_sha256); {redo}")
+    return doc
 
 
 def check_single_file(path, overwrite: bool, flag: str = "--out") -> Path:

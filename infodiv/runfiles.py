@@ -5,7 +5,8 @@
 - :func:`display_path`: a path as a report shows it (relative to the working directory);
 - :func:`read_json`: a stage's JSON document, or None when it is missing or unreadable;
 - :func:`find_run` / :func:`load_run`: a run folder made by ``infodiv run`` or a Contributions
-  directory made by ``infodiv extract``; a truncated ``meta.json``, a checksum mismatch or
+  directory made by ``infodiv extract``; a ``run.json`` that holds no JSON object
+  (:func:`check_run_file`), a truncated ``meta.json``, a checksum mismatch or
   another format version says how to re-extract (:func:`reextract`);
 - :class:`UserError` (one line, exit 2) and :class:`StageFailed` (one line, exit 1), raised
   here and by every layer above and printed by :func:`infodiv.cli.main`.
@@ -22,7 +23,7 @@ import zipfile
 from pathlib import Path
 
 __all__ = ["RUN_FILE", "UserError", "StageFailed", "model_slug", "run_name", "display_path",
-           "find_run", "load_run", "reextract", "nearest_hint", "read_json"]
+           "find_run", "load_run", "reextract", "nearest_hint", "read_json", "check_run_file"]
 
 
 RUN_FILE = "run.json"   # written by `infodiv run` in its run folder
@@ -61,14 +62,33 @@ def find_run(path) -> tuple[Path, Path]:
     """
     path = Path(path)
     if (path / "contributions" / "meta.json").is_file() or (path / RUN_FILE).is_file():
+        check_run_file(path)
         return path / "contributions", path
     if (path / "meta.json").is_file():
         root = path.parent if (path.parent / RUN_FILE).is_file() else path
+        if root != path:
+            check_run_file(root)
         return path, root
     if not path.exists():
         raise UserError(f"run folder {path} does not exist{nearest_hint(path)}")
     raise UserError(f"{path} is not a run folder (no meta.json or contributions/meta.json); "
                     "make one with `infodiv run` or `infodiv extract`")
+
+
+def check_run_file(root: Path) -> None:
+    """Refuse (one line) a run folder whose ``run.json`` is there but holds no JSON object
+    (truncated, not JSON, or e.g. a list), before anything reads it."""
+    from extraction.jsonfile import NotAJSONObject, read_json_object
+
+    file = Path(root) / RUN_FILE
+    if not file.exists():
+        return
+    try:
+        read_json_object(file)
+    except NotAJSONObject as exc:
+        raise UserError(f"{file} is corrupt (it {exc}); rerun the `infodiv run` command that "
+                        f"made {display_path(root)} with --overwrite, or restore the file"
+                        ) from None
 
 
 def _moved_command(command: str, root: Path) -> str:
@@ -92,7 +112,8 @@ def reextract(contrib_dir: Path, root: Path, meta: dict | None) -> str:
         run_doc = json.loads((root / RUN_FILE).read_text())
     except (OSError, ValueError):
         pass
-    if run_doc.get("command"):
+    if isinstance(run_doc, dict) and isinstance(run_doc.get("command"), str) \
+            and run_doc["command"]:
         return f"re-extract with `{_moved_command(run_doc['command'], root)} --overwrite`"
     m = meta or {}
     model = (m.get("model") or {}).get("model_id") if isinstance(m.get("model"), dict) else None
@@ -112,11 +133,13 @@ def load_run(path):
     ------
     UserError
         Not a run folder, a meta.json that is not valid JSON (e.g. truncated), a run-directory
-        format version other than this one, or arrays that fail their checksum; each message
-        ends with the command that re-extracts the run.
+        format version other than this one, files that fail their checksums (the folder's
+        manifest, meta.json's own), or a meta.json with no checksum at all (no manifest, no
+        ``doc_sha256``); each message ends with the command that re-extracts the run.
     """
     from extraction.contributions import FORMAT_VERSION, Contributions
     from extraction.jsonfile import NotAJSONObject, read_json_object
+    from extraction.outdir import MANIFEST
 
     contrib_dir, root = find_run(path)
     meta_path = contrib_dir / "meta.json"
@@ -139,6 +162,10 @@ def load_run(path):
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise UserError(f"{contrib_dir} is corrupt ({' '.join(str(exc).split())}); "
                         f"{reextract(contrib_dir, root, meta)}") from None
+    if not (contrib_dir / MANIFEST).is_file() and "doc_sha256" not in doc:
+        raise UserError(f"{meta_path} carries no checksum (no {MANIFEST} beside it and no "
+                        f"doc_sha256), so it cannot be checked against what the toolkit wrote; "
+                        f"{reextract(contrib_dir, root, meta)}")
     return contrib, contrib_dir, root
 
 

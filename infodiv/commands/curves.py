@@ -3,7 +3,10 @@ graph.
 
 Maps its options to a :class:`~infodiv.study.settings.StudySettings` and calls
 :func:`infodiv.study.curves.curves_stage`, which writes ``report.json``, ``report.md`` and the
-figures to ``--out`` (default ``RUN_DIR/curves``).
+figures to ``--out`` (default ``RUN_DIR/curves``) through the folder's manifest
+(:mod:`infodiv.outputs`): only its own earlier files are replaced, and the command says which;
+a file of anyone else's in the way, a folder holding another command's output or a run folder
+itself is refused in one line.
 """
 
 from __future__ import annotations
@@ -28,6 +31,21 @@ def configure(parser) -> None:
     add_seed_option(parser)
 
 
+def stage_out(out, root: Path, sub: str) -> tuple[Path, bool]:
+    """``(folder, own)``: where a stage of the run ``root`` writes (``--out``, default
+    ``root/sub``) and whether that is the run's own stage folder (whose damaged files the
+    stage then replaces); UserError for an ``--out`` that is a run folder or an extraction
+    itself (its stage outputs go in their own folders)."""
+    from infodiv.runfiles import RUN_FILE, UserError
+
+    own = root / sub
+    target = Path(out) if out is not None else own
+    if (target / RUN_FILE).is_file() or (target / "meta.json").is_file():
+        raise UserError(f"--out {target} is a run folder or an extraction; give a folder of "
+                        f"its own (default {own})")
+    return target, target.resolve() == own.resolve()
+
+
 def run(args) -> int:
     import time
 
@@ -38,11 +56,12 @@ def run(args) -> int:
     from infodiv.study.runfolder import record_stage
 
     contrib, _, root = load_run(args.run_dir)   # run folder or contributions/
-    out = check_out(Path(args.out) if args.out else root / "curves")
+    out, own = stage_out(args.out, root, "curves")
+    out = check_out(out)
     settings = study_settings(args)
     t0 = time.perf_counter()
     try:
-        doc = curves_stage(contrib, out, settings, run_dir=args.run_dir)
+        doc = curves_stage(contrib, out, settings, run_dir=args.run_dir, replace_changed=own)
     except BaseException:
         record_stage(root, "curves", out, settings, ok=False)
         raise

@@ -6,7 +6,12 @@ task (paper Table 3 template and options with ``--task``, or a ``.csv`` / ``.jso
 label are extracted, and analyses that need labels refuse them), runs
 :func:`extraction.extract` with a progress bar (examples/s) and writes a ``Contributions`` run
 directory (resumable: rerunning the same command after an interruption reuses the finished
-shards); ``--out`` is replaced only under the rules of :mod:`extraction.outdir`. Prints N, M,
+shards) with its manifest (``.infodiv-manifest.json``: the sha256 of ``meta.json`` and
+``arrays.npz``, checked whenever the run is read); ``--out`` is replaced only under the rules
+of :mod:`extraction.outdir`: never a file or a folder holding anything else, another
+extraction only with ``--overwrite``, and never the extraction inside a run folder of ``infodiv
+run`` or one that already has its analyses beside it (:func:`check_replace`); the resume shards
+of an interrupted extraction of another run are discarded only with ``--overwrite``. Prints N, M,
 C, the largest exactness error against the model's own output logits and the model's
 accuracy; exits 1 if the exactness check failed (the message gives the numbers).
 
@@ -165,6 +170,27 @@ def _identity(args, task) -> dict:
             "neuron_top_k": args.neuron_top_k, "task_meta": dict(task.meta or {})}
 
 
+def check_replace(out: Path, state: str) -> None:
+    """Refuse (UserError, one line, nothing written) what ``--overwrite`` must not replace:
+    the extraction of an ``infodiv run`` folder (``RUN/contributions``: the run's stages and
+    page were made from it) unless it is this same run, and an extraction of another run that
+    has its analyses beside it (``decompositions/``, ``curves/``, a page)."""
+    from extraction.outdir import DERIVED
+    from infodiv.runfiles import RUN_FILE, UserError
+
+    run_folder = out.parent / RUN_FILE
+    if run_folder.is_file() and state != "same":
+        raise UserError(f"--out {out} is the extraction of the infodiv run folder {out.parent} "
+                        "(its analyses and page were made from it); it is never replaced by "
+                        "infodiv extract: choose another --out, or rerun that run with "
+                        "`infodiv run ... --overwrite` (nothing was written)")
+    derived = sorted(p.name for p in out.iterdir() if p.name in DERIVED) if out.is_dir() else []
+    if state == "replace" and derived:
+        raise UserError(f"--out {out} holds another extraction with its analyses "
+                        f"({', '.join(derived)}); --overwrite never replaces analyses: choose "
+                        "another --out (nothing was written)")
+
+
 def run(args) -> int:
     from extraction.models import load_model
     from extraction.outdir import check_target, output_lock, run_identity
@@ -176,7 +202,12 @@ def run(args) -> int:
     task = _task(args)
     out = args.out or _default_out(str(args.model), task.name, args.granularity)
     with output_lock(out):
-        check_target(out, run_identity(_identity(args, task)), args.overwrite, analyses=True)
+        state = check_target(out, run_identity(_identity(args, task)), args.overwrite,
+                             analyses=True)
+        check_replace(Path(out), state)
+        if state == "replace":
+            print(f"infodiv extract: --overwrite: replacing the extraction of another run at "
+                  f"{out} (meta.json, arrays.npz)")
         if args.quiet:   # no weight-loading bars either
             from transformers.utils import logging as hf_logging
 

@@ -1,10 +1,16 @@
 """``infodiv report RUN_DIR...``: rebuild the HTML report from existing run folders.
 
 Accepts the folders ``infodiv run`` made (or their ``contributions/``); nothing is recomputed.
+Every stage file is read only when its folder's manifest lists it with this sha256
+(:mod:`infodiv.outputs`), with or without ``run.json``: a missing, edited or truncated file is
+refused in one line with the command that recomputes it, before any page is written.
 One run: ``RUN_DIR/report.html`` by default; several: ``--out``, by default
 ``report.html`` in a folder named after the runs beside the first of them
 (:func:`combined_folder`), covering all of them. ``.json``, ``.csv`` and the cross-run
-figures go beside it.
+figures go beside it. A page written into a folder goes through that folder's manifest
+(replacing only the toolkit's own earlier page, a user's file of those names refused); a page
+named as a file (``--out page.html``) that exists, or whose ``.json`` / ``.csv`` exist, is
+replaced only with ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ def run(args) -> int:
     from infodiv.reports.summary import print_summary
     from infodiv.runfiles import UserError, load_run, reextract
     from infodiv.study.checks import check_out
+    from infodiv.study.pipeline import write_page
     from infodiv.study.runfolder import verify_files
 
     roots = []
@@ -68,24 +75,23 @@ def run(args) -> int:
     out = args.out or (roots[0] / "report.html" if len(roots) == 1
                        else combined_folder(roots) / "report.html")
     out = html_target(out)
-    if args.out is not None and args.out.is_dir() and \
-            args.out.resolve() not in {r.resolve() for r in roots}:
-        # a folder of the user's: the page and its .json/.csv beside it replace nothing there
-        taken = [p.name for p in (out, out.with_suffix(".json"), out.with_suffix(".csv"))
-                 if p.exists()]
-        if taken:
-            raise UserError(f"--out {args.out} already holds {len(taken)} file(s) this report "
-                            f"would replace ({', '.join(taken)}); give an .html path or an "
-                            "empty folder")
-    if args.out is not None and not args.out.is_dir() and not args.overwrite:
+    if args.out is not None and not args.out.is_dir():
         # a page the user named: neither it nor the .json/.csv beside it is replaced silently
         taken = [p.name for p in (out, out.with_suffix(".json"), out.with_suffix(".csv"))
                  if p.exists()]
-        if taken:
+        if taken and not args.overwrite:
             raise UserError(f"--out {args.out}: {len(taken)} file(s) exist ({', '.join(taken)}); "
                             "add --overwrite to replace them or give another name")
-    check_out(out.parent if str(out.parent) else Path("."), "--out")
-    page = write_report(roots, out)
+        check_out(out.parent if str(out.parent) else Path("."), "--out")
+        page = write_report(roots, out)
+        if taken:
+            print(f"infodiv report: replaced {', '.join(taken)} (--overwrite)")
+    else:
+        # a folder: through its manifest (a run's own page, a folder the toolkit named, or a
+        # folder of the user's, where only the toolkit's own earlier page is replaced)
+        own = args.out is None or args.out.resolve() in {r.resolve() for r in roots}
+        check_out(out.parent, "--out")
+        page = write_page(roots, out, log=print, own=own)
     for root in roots:
         print_summary(root, page)
     return 0

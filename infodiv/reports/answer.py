@@ -24,7 +24,7 @@ from pathlib import Path
 from ..claims import CLAIMS
 from ..inference.outcome import decide_outcome
 from ..inference.power import wilson_interval as wilson
-from ..runfiles import read_json
+from ..outputs import stage_document
 from .answer_information import information_answer
 from .answer_text import answer_paragraph, verdict_list
 
@@ -127,10 +127,12 @@ def answer_of(dec: dict, cur: dict, raw: dict | None = None) -> dict:
 
 
 def answer(root) -> dict:
-    """The answer block of one run folder (module docstring)."""
+    """The answer block of one run folder (module docstring), its stage documents read only
+    when their folders' manifests list them with this sha256
+    (:func:`infodiv.outputs.stage_document`: UserError otherwise)."""
     root = Path(root)
-    dec = read_json(root / "decompositions" / "decompositions.json") or {}
-    cur = read_json(root / "curves" / "report.json") or {}
+    dec = stage_document(root, "decompose")
+    cur = stage_document(root, "curves")
     return answer_of(dec, cur, None if cur.get("testability") else _raw_readout(root))
 
 

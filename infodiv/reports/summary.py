@@ -2,7 +2,9 @@
 
 :func:`collect` reads a run folder made by ``infodiv run`` (``run.json``,
 ``contributions/meta.json``, ``decompositions/decompositions.json``, ``curves/report.json`` and
-any ``inference/*.json``) and returns its header and one row per number: section, quantity,
+any ``inference/*.json``; every stage file only when its folder's manifest lists it with this
+sha256, :func:`infodiv.outputs.stage_document`, so a number edited after the run is refused in
+one line, never shown) and returns its header and one row per number: section, quantity,
 value, 95% interval, units, estimator and n. :mod:`infodiv.reports.html` renders them;
 :func:`print_summary` prints the one-screen summary; :func:`fmt` rounds for reading.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..numbers import fmt
+from ..outputs import contributions_meta, stage_document
 from ..runfiles import read_json as _read
 
 __all__ = ["fmt", "collect", "print_summary"]   # fmt: infodiv.numbers
@@ -31,7 +34,7 @@ def _row(section, quantity, value, *, low=None, high=None, units="", estimator="
 
 
 def _header(root: Path) -> dict:
-    meta_doc = _read(root / "contributions" / "meta.json") or _read(root / "meta.json") or {}
+    meta_doc = contributions_meta(root)
     meta = meta_doc.get("meta", {})
     run_doc = _read(root / "run.json") or {}
     cfg = run_doc.get("config", {})
@@ -263,7 +266,7 @@ def _flatten(prefix: str, obj, out: list) -> None:
 def _inference_rows(root: Path, n) -> list[dict]:
     """Scalars of any inference results in the run (``inference/*.json`` or a report key)."""
     docs = {p.stem: _read(p) for p in sorted((root / "inference").glob("*.json"))}
-    cur = _read(root / "curves" / "report.json") or {}
+    cur = stage_document(root, "curves")
     if isinstance(cur.get("inference"), dict):
         docs["curves"] = cur["inference"]
     rows = []
@@ -282,8 +285,8 @@ def collect(root) -> dict:
     root = Path(root)
     head = _header(root)
     n = head["N"]
-    dec = _read(root / "decompositions" / "decompositions.json") or {}
-    cur = _read(root / "curves" / "report.json") or {}
+    dec = stage_document(root, "decompose")
+    cur = stage_document(root, "curves")
     acc = (dec.get("run") or {}).get("accuracy")
     rows = [_row("Run", "accuracy of the model's own option logits", acc,
                  estimator="argmax over the options", n=n),

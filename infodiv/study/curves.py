@@ -217,21 +217,32 @@ def _selection(contrib, s: StudySettings, log, test: dict) -> dict:
 
 
 def curves_stage(contrib, out, settings: StudySettings | None = None, *, run_dir=None,
-                 log=print, progress=None) -> dict:
+                 log=print, progress=None, replace_changed: bool = False) -> dict:
     """Compute the curves of one run and write them to ``out`` (module docstring).
 
-    An objective that cannot be computed on the run (a ValueError: too few examples per class
-    for a Gaussian objective, ...) is recorded as ``{"error": message}`` and reported through
-    ``log``; the others go on. ``progress`` (a callable, or None) is told when each part
-    starts and how long each objective took. Returns the JSON document that was written.
+    The files are written into a private folder and reach ``out`` only when the stage has
+    finished, over nothing but this stage's own earlier files, with the folder's manifest
+    (:func:`infodiv.outputs.staged_output`, writer ``infodiv curves``; ``replace_changed``
+    as there). An objective that cannot be computed on the run (a ValueError: too few
+    examples per class for a Gaussian objective, ...) is recorded as ``{"error": message}``
+    and reported through ``log``; the others go on. ``progress`` (a callable, or None) is told
+    when each part starts and how long each objective took. Returns the JSON document that
+    was written.
     """
-    say = progress or (lambda line: None)
-    s = settings or StudySettings()
+    from ..outputs import staged_output
+
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    model, task = run_names(contrib.meta)
     # the run folder relative to the report, so the JSON holds no machine-specific path
     rel_dir = None if run_dir is None else os.path.relpath(Path(run_dir).resolve(), out.resolve())
+    with staged_output(out, "infodiv curves", log=log, replace_changed=replace_changed,
+                       expect=("report.json", "report.md")) as tmp:
+        return _curves(contrib, tmp, settings or StudySettings(), rel_dir, log,
+                       progress or (lambda line: None))
+
+
+def _curves(contrib, out: Path, s: StudySettings, rel_dir, log, say) -> dict:
+    """The body of :func:`curves_stage`, writing into ``out``."""
+    model, task = run_names(contrib.meta)
     doc = {"run": {"dir": rel_dir, "model": model or "?", "task": task or "?",
                    "N": contrib.n_examples, "M": contrib.n_members, "C": contrib.n_options,
                    "members": contrib.names},

@@ -10,34 +10,48 @@ their options to those settings and call :func:`run_study`, and so do the experi
 
 Every check that can fail on user input (models resolved offline, tasks, device, ``out``
 writable, an existing folder holding a different run) runs before any model loads
-(:func:`plan_study`). A finished stage whose key (inputs, settings, code) is unchanged is
-skipped, an interrupted extraction resumes. The warnings of each stage are collected
-(:func:`~infodiv.warncollect.collect_warnings`): one line per kind, with its count, at the end
-of the stage; without ``quiet`` each long stage says when it starts, what it computes, and how
-long it took.
+(:func:`plan_study`). Nothing the toolkit did not write is replaced or removed: each stage
+writes into a private folder that reaches its stage folder only when the stage has finished,
+with the folder's manifest (:mod:`infodiv.outputs`); a run replaced with ``--overwrite``
+loses only the toolkit's files (:meth:`~infodiv.study.runfolder.RunFolder.prepare`), and
+the page goes beside ``run.json`` the same way. A finished stage whose key (inputs, settings,
+code) is unchanged is skipped, an interrupted extraction resumes. The warnings of each stage
+are collected (:func:`~infodiv.warncollect.collect_warnings`): one line per kind, with its
+count, at the end of the stage; without ``quiet`` each long stage says when it starts, what it
+computes, and how long it took.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from extraction.planning import SHARD_SIZE  # examples per flushed shard (one home)
 
 from ..runfiles import StageFailed, display_path, load_run, model_slug, run_name
 from ..warncollect import collect_warnings
 from .checks import check_device, check_model, check_out
 from .prompt_choice import plan_with_choice
 from .prompt_setting import setting_config, setting_suffix
-from .runfolder import STAGE_DIRS, RunFolder, code_digest, shards_done, stage_key, stage_key_of
+from .runfolder import (
+    PAGE_WRITER,
+    STAGE_DIRS,
+    STAGE_WRITERS,
+    RunFolder,
+    code_digest,
+    shards_done,
+    stage_key,
+    stage_key_of,
+)
 from .seeds import SeedPlan
 from .settings import StudySettings
 from .tasks import study_tasks
 
-__all__ = ["run_study", "plan_study", "StudyResult", "SHARD_SIZE", "decompose_stage"]
+__all__ = ["run_study", "plan_study", "StudyResult", "SHARD_SIZE", "decompose_stage",
+           "extract_stage", "analysis_stage", "report_stage", "ANALYSIS_STAGES", "write_page"]
 
-SHARD_SIZE = 64   # examples per flushed shard: ~10 s of SmolLM2-135M on one CPU core
 
 
 @dataclass
@@ -88,12 +102,14 @@ def plan_study(settings: StudySettings, out, *, overwrite: bool = False,
 
 
 class _Models:
-    """Loads each model once, on first need (a study whose stages are all fresh loads none)."""
+    """Loads each model once, on first need (a study whose stages are all fresh loads none);
+    keeps only the last one. ``requests``: how many extractions asked for a model."""
 
     def __init__(self, ext, quiet: bool):
-        self.ext, self.quiet, self.cache = ext, quiet, {}
+        self.ext, self.quiet, self.cache, self.requests = ext, quiet, {}, 0
 
     def get(self, name):
+        self.requests += 1
         if name not in self.cache:
             from extraction.models import load_model
 
@@ -137,10 +153,9 @@ def extract_stage(folder: RunFolder, model_name, task, settings: StudySettings,
                           progress=not quiet, shard_size=SHARD_SIZE,
                           max_length=ext.max_length, overwrite=True, workers=ext.workers,
                           chat_template=bool(folder.config.get("chat_template")))
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: {shards_done(folder.contributions)} of {len(task)} examples are "
-              f"saved; rerun `{command(str(model_name), task.name, absolute=True)}` to resume",
-              file=sys.stderr)
+    except KeyboardInterrupt as exc:   # infodiv.cli says it in one line
+        exc.saved = (shards_done(folder.contributions), len(task), str(folder.contributions))
+        exc.resume = command(str(model_name), task.name, absolute=True)
         raise
     contrib.meta["model"] = dict(contrib.meta.get("model") or {}, name=model_slug(model_name))
     contrib.meta["run"] = folder.path.name
@@ -154,17 +169,45 @@ def extract_stage(folder: RunFolder, model_name, task, settings: StudySettings,
     return contrib
 
 
-def decompose_stage(contrib, out, settings: StudySettings) -> dict:
+def decompose_stage(contrib, out, settings: StudySettings, *, log=None,
+                    replace_changed: bool = False) -> dict:
     """The decompositions of one run written to ``out``
     (:func:`infodiv.study.decompose.decomposition_report` with the study's
-    :class:`~infodiv.study.settings.DecomposeSettings` and its ``decompose`` stream)."""
+    :class:`~infodiv.study.settings.DecomposeSettings` and its ``decompose`` stream), staged:
+    the files reach ``out`` only when the stage has finished, over nothing but its own
+    earlier files, with the folder's manifest (:func:`infodiv.outputs.staged_output`, writer
+    ``infodiv decompose``; ``log`` and ``replace_changed`` as there)."""
+    from ..outputs import staged_output
     from .decompose import decomposition_report
 
     d = settings.decompose
-    return decomposition_report(contrib, out,
-                                random_state=SeedPlan(settings.seed).integer("decompose"),
-                                info_methods=tuple(d.info_methods), inference=d.n_resamples,
-                                info_null=d.info_null, every_variant=d.every_variant)
+    with staged_output(out, STAGE_WRITERS["decompose"], log=log,
+                       replace_changed=replace_changed,
+                       expect=("decompositions.json", "decompositions.md")) as tmp:
+        return decomposition_report(contrib, tmp,
+                                    random_state=SeedPlan(settings.seed).integer("decompose"),
+                                    info_methods=tuple(d.info_methods),
+                                    inference=d.n_resamples, info_null=d.info_null,
+                                    every_variant=d.every_variant)
+
+
+def write_page(roots, page: Path, *, log=None, own: bool = True) -> Path:
+    """The HTML page of the run folders ``roots`` (:func:`infodiv.reports.html.write_report`)
+    written to ``page`` with its ``.json`` / ``.csv`` beside it through the folder's manifest
+    (:func:`infodiv.outputs.staged_output`, writer ``infodiv report``; beside an extraction
+    made by ``infodiv extract`` too): a file of the user's of those names is refused, never
+    replaced; ``own`` (a run's own page, or a folder the toolkit named) replaces its own
+    earlier page even where it was changed since."""
+    from ..outputs import staged_output
+    from ..reports.html import write_report
+
+    page = Path(page)
+    with staged_output(page.parent, PAGE_WRITER, log=log, replace_changed=own,
+                       host=(STAGE_WRITERS["extract"],),
+                       expect=[page.name, page.with_suffix(".json").name,
+                               page.with_suffix(".csv").name]) as tmp:
+        write_report(list(roots), tmp / page.name)
+    return page
 
 
 #: what each analysis stage computes, said when it starts (without quiet)
@@ -173,49 +216,63 @@ _STAGE_WORK = {"decompose": "bias-diversity, bias-variance-covariance, informati
                "curves": "layer-addition curves and the verdicts of each objective"}
 
 
-def _analyse(folder: RunFolder, contrib, settings: StudySettings, log=print,
-             quiet: bool = False) -> None:
-    """decompose and curves on ``contrib``, the run folder's extraction, each skipped when
-    its key is unchanged; each stage's warnings collapsed into one line per kind."""
-    for name in ("decompose", "curves"):
-        key = stage_key_of(folder.path, name, settings)
-        why = folder.stale(name, key)
-        if why is None:
-            log(f"{name}: unchanged, skipped")
-            continue
-        if folder.doc["stages"].get(name):
-            log(f"{name}: {why}; recomputing")
-            folder.forget(name)
-        out = check_out(folder.path / STAGE_DIRS[name])
-        t0 = time.perf_counter()
-        if not quiet:
-            log(f"{name}: computing {_STAGE_WORK[name]}")
-        try:
-            with collect_warnings(name):
-                _analysis_stage(name, folder, contrib, settings, out, log, quiet)
-        except StageFailed:
-            raise
-        except (ValueError, ArithmeticError) as exc:
-            raise StageFailed(f"stage {name} failed on {folder.path.name}: "
-                              f"{' '.join(str(exc).split())}") from exc
-        if not quiet:
-            log(f"{name}: done in {time.perf_counter() - t0:.0f} s")
-        folder.done(name, key, time.perf_counter() - t0)
+#: the analysis stages of a run, in order: each reads only the run folder's extraction
+ANALYSIS_STAGES = ("decompose", "curves")
+
+
+def analysis_stage(name: str, folder: RunFolder, contrib, settings: StudySettings, *,
+                   log=print, quiet: bool = False, warn=None) -> bool:
+    """One analysis stage (``decompose`` or ``curves``) of the run folder whose extraction is
+    ``contrib``: skipped when its key is unchanged and its files verified (False), else
+    computed and recorded in ``run.json`` (True). Its warnings are collapsed into one line
+    per kind (through ``warn``; default standard error). StageFailed when it fails."""
+    key = stage_key_of(folder.path, name, settings)
+    why = folder.stale(name, key)
+    if why is None:
+        log(f"{name}: unchanged, skipped")
+        return False
+    if folder.doc["stages"].get(name):
+        log(f"{name}: {why}; recomputing")
+        folder.forget(name)
+    out = check_out(folder.path / STAGE_DIRS[name])
+    t0 = time.perf_counter()
+    if not quiet:
+        log(f"{name}: computing {_STAGE_WORK[name]}")
+    try:
+        with collect_warnings(name, emit=warn):
+            _analysis_stage(name, folder, contrib, settings, out, log, quiet)
+    except StageFailed:
+        raise
+    except (ValueError, ArithmeticError) as exc:
+        raise StageFailed(f"stage {name} failed on {folder.path.name}: "
+                          f"{' '.join(str(exc).split())}") from exc
+    if not quiet:
+        log(f"{name}: done in {time.perf_counter() - t0:.0f} s")
+    folder.done(name, key, time.perf_counter() - t0)
+    return True
+
+
+def report_stage(folder: RunFolder, warn=None) -> Path:
+    """The run's page ``report.html`` (with ``summary.json`` / ``summary.csv``) from its
+    verified stage records, written through the run folder's manifest (:func:`write_page`);
+    its warnings one line per kind through ``warn``."""
+    with collect_warnings("report", emit=warn):
+        return write_page([folder.path], folder.path / "report.html")
 
 
 def _analysis_stage(name, folder: RunFolder, contrib, settings: StudySettings, out: Path, log,
                     quiet: bool) -> None:
-    """One analysis stage of :func:`_analyse` (its lines through ``log``)."""
+    """The work of :func:`analysis_stage` (its lines through ``log``)."""
     from ..reports.curves_md import verdict_summary
     from .curves import curves_stage
 
-    if name == "decompose":
-        r = decompose_stage(contrib, out, settings)["run"]
+    if name == "decompose":   # the run's own stage folder: its damaged files are replaced
+        r = decompose_stage(contrib, out, settings, log=log, replace_changed=True)["run"]
         log(f"{display_path(out)}: N={r['N']} M={r['M']} C={r['C']} "
             f"accuracy={r['accuracy']:.4f}; see decompositions.md")
         return
     doc = curves_stage(contrib, out, settings, run_dir=folder.path, log=log,
-                       progress=None if quiet else log)
+                       progress=None if quiet else log, replace_changed=True)
     for line in verdict_summary(doc):
         log(line)
     failed = [f"objective {o}: {' '.join(str(r['error']).split())}"
@@ -233,7 +290,8 @@ def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: b
     ----------
     settings : StudySettings
     out : folder holding one run folder per (model, task)
-    overwrite : replace a run folder that holds a run with other settings
+    overwrite : replace a run folder that holds a run with other settings (only the
+        toolkit's files of it: the user's stay)
     quiet : no progress bars and no progress lines (each stage's warnings are still one
         line per kind)
     command : ``command(model, task, absolute=False) -> str``, the command line that reruns
@@ -242,7 +300,6 @@ def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: b
     """
     from extraction.outdir import output_lock
 
-    from ..reports.html import write_report
     from ..reports.summary import print_summary
 
     models = _Models(settings.extraction, quiet)
@@ -260,19 +317,19 @@ def run_study(settings: StudySettings, out, *, overwrite: bool = False, quiet: b
     for model_name, task, folder, _ in entries:
         log(f"== {folder.path.name}")
         with output_lock(folder.path):   # one writer per run folder; re-checked under the lock
-            folder.prepare(folder.check(overwrite))
+            folder.prepare(folder.check(overwrite), log=log)
             with collect_warnings("extract"):
                 contrib = extract_stage(folder, model_name, task, settings, models,
                                         quiet=quiet, command=command, log=log)
-            _analyse(folder, contrib, settings, log=log, quiet=quiet)
-            with collect_warnings("report"):
-                page = write_report([folder.path], folder.path / "report.html")
+            for name in ANALYSIS_STAGES:
+                analysis_stage(name, folder, contrib, settings, log=log, quiet=quiet)
+            page = report_stage(folder)
         result.folders.append(folder.path)
         result.pages.append(page)
         print_summary(folder.path, page)
     if len(result.folders) > 1:
         with collect_warnings("report"):
-            result.combined = write_report(result.folders, Path(out) / "report.html")
+            result.combined = write_page(result.folders, Path(out) / "report.html", own=False)
         log(f"infodiv run: {len(result.folders)} runs; combined report "
             f"{display_path(result.combined)}")
     return result

@@ -42,6 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
+from extraction.planning import SHARD_SIZE
+
 from .prompt_setting import (
     CRITERIA,
     DEFAULT_CANDIDATES,
@@ -181,7 +183,7 @@ def _read_doc(path: Path) -> dict:
 
 
 def choose_prompt(settings, out, model_name, task_name: str, *, models=None,
-                  quiet: bool = False, shard_size: int = 256, log=print) -> dict:
+                  quiet: bool = False, shard_size: int = SHARD_SIZE, log=print) -> dict:
     """Choose the prompt setting of ``model_name`` on ``task_name`` among
     ``settings.prompt_choice.choose_prompt`` (module docstring) and return the record that
     ``run.json`` keeps: rows, criterion, rule, the comparison table, ``chosen`` and
@@ -289,7 +291,7 @@ def _extract(models, model_name, task, setting: PromptSetting, sub: Path, ext, q
 
 
 def plan_with_choice(settings, out, models, *, plan, overwrite: bool = False,
-                     quiet: bool = False, command=None, shard_size: int = 256,
+                     quiet: bool = False, command=None, shard_size: int = SHARD_SIZE,
                      log=print) -> list:
     """The study's entries (:func:`infodiv.study.pipeline.plan_study`'s
     ``(model, task, folder, state)``) with each (model, task) pair's prompt setting chosen

@@ -119,3 +119,46 @@ def test_a_single_output_file_needs_overwrite(tmp_path):
     assert check_single_file(page, True) == page
     with pytest.raises(UserError, match="is a folder"):
         check_single_file(tmp_path, True)
+
+
+def test_a_users_file_named_by_expect_is_refused_before_the_stage_runs(tmp_path):
+    out = tmp_path / "curves"
+    out.mkdir()
+    (out / "report.json").write_text("mine")
+    ran = []
+    with pytest.raises(UserError, match="report.json"):
+        with staged_output(out, "infodiv curves", expect=("report.json",)):
+            ran.append(1)
+    assert not ran and (out / "report.json").read_text() == "mine"
+
+
+def test_replace_changed_replaces_the_writers_own_damaged_file_and_says_so(tmp_path):
+    out = tmp_path / "curves"
+    _stage(out, {"report.json": "1", "old.png": "x"})
+    (out / "report.json").write_text("1 truncat")
+    lines = []
+    with staged_output(out, "infodiv curves", log=lines.append, replace_changed=True) as tmp:
+        (tmp / "report.json").write_text("2")
+    assert (out / "report.json").read_text() == "2" and not (out / "old.png").exists()
+    assert read_verified(out / "report.json", "redo") == b"2" and "replaced 1" in lines[0]
+
+
+def test_a_hosted_writer_adds_and_replaces_only_its_own_files(tmp_path):
+    """The page beside an extraction: its files are recorded as its own (``by``); the owner's
+    files and manifest writer stay, and the page's rerun replaces only the page."""
+    out = tmp_path / "x"
+    _stage(out, {"meta.json": "{}"}, writer="infodiv extract")
+    with pytest.raises(UserError, match="holds the output of infodiv extract"):
+        _stage(out, {"report.html": "p"}, writer="infodiv report")
+    for text in ("page 1", "page 2"):
+        with staged_output(out, "infodiv report", host=("infodiv extract",)) as tmp:
+            (tmp / "report.html").write_text(text)
+    doc = json.loads((out / MANIFEST).read_text())
+    assert doc["writer"] == "infodiv extract" and doc["by"] == {"report.html": "infodiv report"}
+    assert set(doc["files"]) == {"meta.json", "report.html"}
+    assert (out / "meta.json").read_text() == "{}"
+    with pytest.raises(UserError, match="meta.json"):      # the owner's file is not the page's
+        with staged_output(out, "infodiv report", host=("infodiv extract",)) as tmp:
+            (tmp / "meta.json").write_text("[]")
+    assert read_verified(out / "report.html", "redo") == b"page 2"
+

@@ -134,7 +134,7 @@ def _fake_stages(monkeypatch):
         run.save(folder.contributions, overwrite=True)
         return run
 
-    def decompose_stage(contrib, out, settings):
+    def decompose_stage(contrib, out, settings, **kw):
         noisy(500, 3)
         return {"run": {"N": 20, "M": 3, "C": 2, "accuracy": 0.5}}
 

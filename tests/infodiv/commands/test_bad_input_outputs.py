@@ -86,7 +86,8 @@ def test_save_refuses_another_run_unless_overwrite(tmp_path):
 
 def test_edited_meta_json_is_detected(tmp_path):
     d = synthetic_run().save(tmp_path / "run")
-    doc = json.loads((d / "meta.json").read_text())
+    text = (d / "meta.json").read_text()
+    doc = json.loads(text)
     for edit in (lambda x: x["options"].reverse(),
                  lambda x: x["members"][1].update(name="renamed"),
                  lambda x: x["meta"].update(n_examples=21)):
@@ -95,7 +96,7 @@ def test_edited_meta_json_is_detected(tmp_path):
         (d / "meta.json").write_text(json.dumps(changed))
         with pytest.raises(ValueError, match="edited or damaged"):
             Contributions.load(d)
-    (d / "meta.json").write_text(json.dumps(doc))
+    (d / "meta.json").write_text(text)   # the bytes it was written with (its manifest's)
     assert Contributions.load(d).n_examples == 20
 
 

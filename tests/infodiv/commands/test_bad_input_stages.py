@@ -65,7 +65,7 @@ def test_out_naming_an_existing_file_or_folder(capsys, tmp_path):
         one_line_error(capsys, [cmd, str(d), "--out", str(f)], "--out", "is a file")
     assert f.read_text() == "mine"
     # --out a folder of the user's: report.* there are never replaced
-    (d / "decompositions").mkdir()
+    write_stage(d, "decompose", {"decompositions.json": "{}"})
     theirs = tmp_path / "pages"
     theirs.mkdir()
     (theirs / "report.json").write_text("mine")
@@ -98,6 +98,18 @@ def test_a_failed_objective_fails_the_curves_stage(capsys, tmp_path):
 
 
 # ------------------------------------------------------------------ run folder manifest
+def write_stage(root, stage, files):
+    """Write ``files`` ({name: text}) as the output of ``stage`` in the run folder ``root``,
+    through the stage folder's manifest, as the stage itself does."""
+    from infodiv.outputs import staged_output
+    from infodiv.study.runfolder import STAGE_DIRS, STAGE_WRITERS
+
+    with staged_output(root / STAGE_DIRS[stage], STAGE_WRITERS[stage],
+                       replace_changed=True) as tmp:
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+
+
 def make_run_folder(root, n=60, seed=0):
     """A run folder as ``infodiv run`` leaves it, with hand-written stage outputs recorded in
     run.json through RunFolder.done."""
@@ -110,11 +122,11 @@ def make_run_folder(root, n=60, seed=0):
     contrib.u += seed
     contrib.save(folder.contributions)
     folder.done("extract", "k-extract", 1.0)
-    for sub, name, body in (("decompositions", "decompositions.json", {"rows": list(range(40))}),
-                            ("curves", "report.json", {"objectives": {"accuracy": [1, 2, 3]}})):
-        (root / sub).mkdir()
-        (root / sub / name).write_text(json.dumps(dict(body, seed=seed), indent=1))
-        (root / sub / f"{sub}.md").write_text(f"# {sub} {seed}\n")
+    for stage, sub, name, body in (
+            ("decompose", "decompositions", "decompositions.json", {"rows": list(range(40))}),
+            ("curves", "curves", "report.json", {"objectives": {"accuracy": [1, 2, 3]}})):
+        write_stage(root, stage, {name: json.dumps(dict(body, seed=seed), indent=1),
+                                  f"{sub}.md": f"# {sub} {seed}\n"})
     folder.done("decompose", "k-decompose", 1.0)
     folder.done("curves", "k-curves", 1.0)
     return folder
@@ -247,16 +259,16 @@ def test_a_negative_relevancy_is_flagged_in_the_summary(tmp_path):
 
     root = tmp_path / "synthetic-ci-control-n60-0shot-block"
     make_run_folder(root)
-    (root / "curves" / "report.json").write_text("{}")
+    write_stage(root, "curves", {"report.json": "{}"})
     terms = {"joint": 0.2, "relevancy": -0.35, "diversity": 0.55}
-    (root / "decompositions" / "decompositions.json").write_text(json.dumps(
-        {"run": {"N": 60, "accuracy": 0.7}, "information": {"usable": terms}}))
+    write_stage(root, "decompose", {"decompositions.json": json.dumps(
+        {"run": {"N": 60, "accuracy": 0.7}, "information": {"usable": terms}})})
     with open(os.devnull, "w") as sink:
         lines = print_summary(root, file=sink)
     flagged = [line for line in lines if "relevancy R" in line]
     assert flagged and "NEGATIVE" in flagged[0], lines
     terms["relevancy"] = 0.35
-    (root / "decompositions" / "decompositions.json").write_text(json.dumps(
-        {"run": {"N": 60, "accuracy": 0.7}, "information": {"usable": terms}}))
+    write_stage(root, "decompose", {"decompositions.json": json.dumps(
+        {"run": {"N": 60, "accuracy": 0.7}, "information": {"usable": terms}})})
     with open(os.devnull, "w") as sink:
         assert not any("NEGATIVE" in line for line in print_summary(root, file=sink))
