@@ -92,13 +92,16 @@ def _selection_lines(s: dict) -> list[str]:
 def curves_markdown(doc: dict) -> str:
     """The readable summary of a curves document (module docstring)."""
     run, st = doc["run"], doc["settings"]
+    verdicts = (f"verdicts: B = {st['n_bootstrap']} example resamples (everything refitted, "
+                f"{st['n_orders']} orders each), K = {st['n_permutations']} label "
+                f"permutations, {st['power_replicates']} surrogates of each kind for power and "
+                f"the shuffled-label rate; {st['n_triples']} nested chains for the DR claims"
+                if st.get("inference", True) else
+                "no verdicts: inference off (no example resamples, label permutations or "
+                "power surrogates were run)")
     lines = [f"# Layer-addition curves: {run['model']} on {run['task']}", "",
              f"N = {run['N']}, M = {run['M']}, C = {run['C']}; seed {st['seed']}; "
-             f"{st['n_curve_orders']} random orders for the curves; verdicts: B = "
-             f"{st['n_bootstrap']} example resamples (everything refitted, "
-             f"{st['n_orders']} orders each), K = {st['n_permutations']} label "
-             f"permutations, {st['power_replicates']} surrogates of each kind for power and "
-             f"the shuffled-label rate; {st['n_triples']} nested chains for the DR claims.", ""]
+             f"{st['n_curve_orders']} random orders for the curves; {verdicts}.", ""]
     for name, res in doc["objectives"].items():
         lines.append(f"## {name}")
         lines += [f"failed: {res['error']}"] if "error" in res else _objective_lines(res)

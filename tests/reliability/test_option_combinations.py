@@ -109,3 +109,20 @@ def test_given_options_are_recorded_and_are_no_settings():
     assert args._given == {"n_bootstrap", "seed"}
     s = study_settings(args)
     assert s.inference.n_bootstrap == 30 and s.seed == 3
+
+
+def test_a_page_without_inference_claims_no_resample_sizes(tmp_path):
+    """``--no-inference``: the summary says no verdicts were run, not the default B and K."""
+    import json
+
+    from infodiv.reports.curves_md import curves_markdown
+
+    run = _run(tmp_path / "run", n=60)
+    assert main(["curves", str(run), "--no-inference", "--no-graph", "--no-selection-verdicts",
+                 "--out", str(tmp_path / "curves")]) == 0
+    doc = json.loads((tmp_path / "curves" / "report.json").read_text())
+    text = (tmp_path / "curves" / "report.md").read_text()
+    assert doc["settings"]["inference"] is False
+    assert "no verdicts: inference off" in text and "B = " not in text.split("\n")[2]
+    doc["settings"]["inference"] = True   # the same document with inference on names its sizes
+    assert f"B = {doc['settings']['n_bootstrap']} example resamples" in curves_markdown(doc)
