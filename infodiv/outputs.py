@@ -15,7 +15,10 @@ it and says so. Files the manifest lists that this run did not write again (a fi
 objective no longer computed) are removed; nothing else in the folder is touched. A writer may
 add its files to a folder another writer owns where the caller allows it (``host``: the page
 of ``infodiv report`` beside an extraction); the manifest then records who wrote which file
-(``by``), and each writer replaces and removes only its own.
+(``by``), and each writer replaces and removes only its own. A cache written file by file keeps
+its other files (``keep``). :func:`check_conflicts` is the check of ``expect`` for a caller
+that knows the names long before it writes them; :func:`adopt` lists files written before
+manifests existed as a writer's (the caller decides which may be, and checks them first).
 
 :func:`read_verified` reads a file of such a folder only when its sha256 matches the manifest:
 a file edited, truncated or swapped after the toolkit wrote it, or a folder without a manifest,
@@ -45,8 +48,9 @@ from extraction.contributions import write_manifest
 from extraction.outdir import MANIFEST
 from infodiv.runfiles import UserError
 
-__all__ = ["MANIFEST", "read_manifest", "staged_output", "read_verified", "read_verified_json",
-           "verify_folder", "check_single_file", "prune",
+__all__ = ["MANIFEST", "read_manifest", "staged_output", "check_conflicts", "adopt",
+           "unverified", "read_verified", "read_verified_json", "verify_folder",
+           "check_single_file", "prune",
            "stage_document", "contributions_meta", "STAGE_DOCS"]
 
 #: the stage documents a run's page reads: stage -> (its folder in the run folder, the file)
@@ -96,9 +100,57 @@ def prune(folder, names) -> None:
             pass
 
 
+def _ownership(out: Path, writer: str, host=(), flag: str = "--out"):
+    """``(manifest or a fresh one, owner, this writer's listed files, the others', by)`` of
+    ``out``; UserError when its manifest names a writer other than ``writer`` and ``host``."""
+    old = read_manifest(out) or {"writer": writer, "files": {}}
+    owner = old["writer"]
+    if owner != writer and owner not in host:
+        raise UserError(f"{flag} {out} holds the output of {owner}; give another "
+                        f"folder for {writer}")
+    by = {n: w for n, w in (old.get("by") or {}).items() if n in old["files"]}
+    mine = {n: d for n, d in old["files"].items() if by.get(n, owner) == writer}
+    others = {n: d for n, d in old["files"].items() if n not in mine}
+    return owner, mine, others, by
+
+
+def check_conflicts(out, writer: str, names, *, flag: str = "--out",
+                    replace_changed: bool = False, host=()) -> None:
+    """UserError (one line, the count and the first name) when a file of ``names`` exists in
+    ``out`` and is not ``writer``'s own (:func:`staged_output`); nothing when ``out`` is
+    absent. The check :func:`staged_output` makes of ``expect``, for a caller that knows the
+    names long before it writes them (before hours of work)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{flag} {out} is a file, not a folder")
+    if not out.is_dir():
+        return
+    _, mine, others, _ = _ownership(out, writer, host, flag)
+    bad = [n for n in names if n in others] + _conflicts(
+        out, [n for n in names if n not in others], mine, replace_changed)
+    if bad:
+        raise UserError(f"{flag} {out} holds {len(bad)} file(s) that {writer} did not "
+                        f"write and would replace (e.g. {bad[0]}); move them away or give "
+                        "another folder (nothing was replaced)")
+
+
+def adopt(folder, writer: str, names) -> list[str]:
+    """List the files of ``names`` that exist in ``folder`` and that its manifest does not
+    list in the manifest as ``writer``'s, with their sha256 now (results written before
+    manifests existed; the caller decides which files may be adopted and checks them first);
+    returns the names adopted. UserError when the manifest names another writer."""
+    folder = Path(folder)
+    owner, mine, others, by = _ownership(folder, writer)
+    new = [n for n in names if n not in mine and n not in others and (folder / n).is_file()]
+    if new:
+        write_manifest(folder, owner, {**others, **mine,
+                                       **{n: sha256_of(folder / n) for n in new}}, by)
+    return new
+
+
 @contextmanager
 def staged_output(out, writer: str, *, flag: str = "--out", log=None,
-                  replace_changed: bool = False, host=(), expect=()):
+                  replace_changed: bool = False, host=(), expect=(), keep: bool = False):
     """Yield a private folder for a stage to write into; on success move its files into
     ``out`` under the policy of the module docstring and write the manifest.
 
@@ -120,6 +172,9 @@ def staged_output(out, writer: str, *, flag: str = "--out", log=None,
         Writers whose folder this writer may add its files to (module docstring).
     expect : names the stage will write, checked before it starts (a file of someone else's
         with one of those names is refused before any work, not after it).
+    keep : bool
+        Keep the writer's listed files this stage did not write again (a cache written file
+        by file); default: they are removed.
 
     Raises
     ------
@@ -128,45 +183,30 @@ def staged_output(out, writer: str, *, flag: str = "--out", log=None,
         way and is not the toolkit's (every such name counted, the first named).
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{flag} {out} is a file, not a folder")
+    check_conflicts(out, writer, expect, flag=flag, replace_changed=replace_changed, host=host)
     out.mkdir(parents=True, exist_ok=True)
-    old = read_manifest(out) or {"writer": writer, "files": {}}
-    owner = old["writer"]
-    if owner != writer and owner not in host:
-        raise UserError(f"{flag} {out} holds the output of {owner}; give another "
-                        f"folder for {writer}")
-    by = {n: w for n, w in (old.get("by") or {}).items() if n in old["files"]}
-    mine = {n: d for n, d in old["files"].items() if by.get(n, owner) == writer}
-    others = {n: d for n, d in old["files"].items() if n not in mine}
-    def refuse_conflicts(names):
-        bad = [n for n in names if n in others] + _conflicts(
-            out, [n for n in names if n not in others], mine, replace_changed)
-        if bad:
-            raise UserError(f"{flag} {out} holds {len(bad)} file(s) that {writer} did not "
-                            f"write and would replace (e.g. {bad[0]}); move them away or give "
-                            "another folder (nothing was replaced)")
-
-    refuse_conflicts(list(expect))
+    owner, mine, others, by = _ownership(out, writer, host, flag)
     tmp = Path(tempfile.mkdtemp(prefix=".infodiv-staging-", dir=out))
     try:
         yield tmp
         made = _files(tmp)
-        refuse_conflicts(made)
+        check_conflicts(out, writer, made, flag=flag, replace_changed=replace_changed,
+                        host=host)
         replaced = [n for n in made if (out / n).exists()]
         for name in made:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp / name, out / name)
-        gone = sorted(set(mine) - set(made))
+        gone = [] if keep else sorted(set(mine) - set(made))
         for name in gone:      # the writer's own, no longer written
             target = out / name
             if target.is_file() and (replace_changed or sha256_of(target) == mine[name]):
                 target.unlink()
         prune(out, gone)
-        files = {**others, **{n: sha256_of(out / n) for n in made}}
+        kept = {n: d for n, d in mine.items() if keep and n not in made}
+        files = {**others, **kept, **{n: sha256_of(out / n) for n in made}}
         by = {n: w for n, w in by.items() if n in others}
         if writer != owner:
-            by.update({n: writer for n in made})
+            by.update({n: writer for n in [*made, *kept]})
         write_manifest(out, owner, files, by)
         if replaced and log is not None:
             log(f"{out}: replaced {len(replaced)} file(s) {writer} wrote before "
@@ -192,6 +232,26 @@ def verify_folder(folder, redo: str) -> dict:
     return doc
 
 
+def _why_not(path: Path, data, doc) -> str | None:
+    """Why ``data`` (the bytes of ``path``; None: absent) is not what the manifest ``doc`` of
+    its folder lists (None: it is)."""
+    if doc is None:
+        return f"has no readable {MANIFEST} beside it (it cannot be checked)"
+    want = doc["files"].get(path.name)
+    if data is None or want is None or hashlib.sha256(data).hexdigest() != want:
+        return ("is missing" if data is None else "was not written by the toolkit"
+                if want is None else f"changed since {doc['writer']} wrote it")
+    return None
+
+
+def unverified(path) -> str | None:
+    """Why the file ``path`` is not as the toolkit wrote it (no manifest beside it, not listed,
+    changed, missing); None when its folder's manifest lists it with this sha256."""
+    path = Path(path)
+    return _why_not(path, path.read_bytes() if path.is_file() else None,
+                    read_manifest(path.parent))
+
+
 def read_verified(path, redo: str) -> bytes:
     """The bytes of ``path`` when its folder's manifest lists it with this sha256 (module
     docstring); UserError otherwise."""
@@ -201,11 +261,9 @@ def read_verified(path, redo: str) -> bytes:
         raise UserError(f"{path.parent} has no readable {MANIFEST}, so {path.name} cannot be "
                         f"checked against what the toolkit wrote; {redo}")
     data = path.read_bytes() if path.is_file() else None
-    want = doc["files"].get(path.name)
-    if data is None or want is None or hashlib.sha256(data).hexdigest() != want:
-        what = ("is missing" if data is None else "was not written by the toolkit"
-                if want is None else f"changed since {doc['writer']} wrote it")
-        raise UserError(f"{path} {what}; {redo}")
+    why = _why_not(path, data, doc)
+    if why is not None:
+        raise UserError(f"{path} {why}; {redo}")
     return data
 
 

@@ -22,6 +22,10 @@ the across-depth summary with intervals over seeds and examples (``--resamples``
 With ``--from-contributions`` it needs no checkpoint: the models are the records of
 ``<out>/summary.json`` and their committed contributions (:mod:`infodiv.experiments.sources`), and
 every per-model analysis is cached, so a rerun resumes model by model (``--only`` for one model).
+Every folder it writes carries the output manifest (:mod:`infodiv.experiments.owned`): a file of
+the user's with one of its names is refused before any work, a rerun replaces only its own
+files and says which, an edited per-model report or cached figure is recomputed and the log
+says so; ``--adopt`` takes results written before manifests as the toolkit's.
 
 ``infodiv zoo depth-report ROOT [ROOT ...]`` analyses every finished model of pointer-chasing
 depth roots (:mod:`infodiv.experiments.depth_report`): exact extraction on each root's held-out
@@ -40,7 +44,7 @@ from pathlib import Path
 
 from .fields import add_fields, fields_of
 from .zoo_depth import HANDLERS as DEPTH_HANDLERS
-from .zoo_depth import configure_depth
+from .zoo_depth import add_adopt, configure_depth
 
 #: ``--task hops`` options: the :class:`~infodiv.experiments.hops.HopsTask` field each one sets,
 #: with its help (:func:`_add_fields`)
@@ -217,6 +221,7 @@ def _configure_report(p) -> None:
                    help="label permutations of the information terms' null (each reruns the "
                         "whole cross-fitted procedure)")
     p.add_argument("--data-dir", type=Path, default=None)
+    add_adopt(p)
     p.add_argument("--quiet", action="store_true")
 
 
@@ -302,7 +307,7 @@ def _report(args) -> int:
         reduced_curves=None if args.reduced_curves is None else tuple(args.reduced_curves))
     records = report_zoo(args.root, args.out, settings, data_dir=args.data_dir,
                          only=args.only, skip=tuple(args.skip),
-                         from_contributions=args.from_contributions,
+                         from_contributions=args.from_contributions, adopt=args.adopt,
                          progress=not args.quiet, log=lambda m: print(m, flush=True))
     for r in records:
         print(f"{r['model']}: M={r['n_members']} accuracy={r['accuracy']:.4f} "
@@ -317,8 +322,10 @@ def run(args) -> int:
     if args.zoo_command not in handlers:
         print("infodiv zoo: choose a subcommand: " + ", ".join(handlers), file=sys.stderr)
         return 2
+    from infodiv.runfiles import UserError
+
     try:
         return handlers[args.zoo_command](args)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, UserError) as exc:
         print(f"infodiv zoo {args.zoo_command}: {exc}", file=sys.stderr)
         return 2

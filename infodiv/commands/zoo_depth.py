@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .fields import add_fields, fields_of
 
-__all__ = ["DEPTH_OPTIONS", "configure_depth", "HANDLERS"]
+__all__ = ["DEPTH_OPTIONS", "configure_depth", "add_adopt", "HANDLERS"]
 
 #: ``zoo depth-report`` options: the :class:`~infodiv.experiments.depth_analysis.DepthSettings`
 #: field each one sets, with its help
@@ -30,6 +30,16 @@ DEPTH_OPTIONS = {
     "objective": "set function of the claims",
     "random_state": "random_state of every resampling",
 }
+
+
+def add_adopt(p) -> None:
+    """``--adopt``: results written before manifests are taken as the toolkit's
+    (:func:`infodiv.experiments.owned.adopt_files`)."""
+    p.add_argument("--adopt", action="store_true",
+                   help="take the files this command writes that --out (and the per-model "
+                        "folders) already hold without a manifest entry as the toolkit's: "
+                        "results written before manifests; a file git tracks must be "
+                        "unchanged against HEAD")
 
 
 def _configure_depth_report(p, roots: bool = True) -> None:
@@ -54,6 +64,7 @@ def _configure_depth_report(p, roots: bool = True) -> None:
     p.add_argument("--contrast", type=Path, default=None,
                    help="the AG News zoo's summary.json, summarised on the page")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_adopt(p)
 
 
 
@@ -78,6 +89,7 @@ def configure_depth(sub) -> None:
                                              "determine and redraw its page (no models needed)")
     page.add_argument("--out", type=Path, default=Path("docs/results/depth"),
                       help="folder of summary.json, README.md and the figures")
+    add_adopt(page)
 
 
 def _depth_report(args) -> int:
@@ -89,7 +101,8 @@ def _depth_report(args) -> int:
                "seeds": tuple(args.seeds), "width": args.width}
     summary = report_depth(args.roots, args.out, settings, planned=planned,
                            planned_hops=args.planned_hops, contrast=args.contrast,
-                           progress=not args.quiet, log=lambda m: print(m, flush=True))
+                           progress=not args.quiet, log=lambda m: print(m, flush=True),
+                           adopt=args.adopt)
     for r in summary["records"]:
         found = [k for k, v in r["verdicts"].items() if v["finding"]]
         print(f"{r['model']} (K = {r['hops']}): accuracy {r['accuracy']:.4f}, I(U;Y) "
@@ -102,7 +115,7 @@ def _depth_report(args) -> int:
 def _depth_bundle(args) -> int:
     from infodiv.experiments.depth_bundle import export_bundle
 
-    sums = export_bundle(args.roots, args.bundle)
+    sums = export_bundle(args.roots, args.bundle, log=lambda m: print(m, flush=True))
     size = sum((args.bundle / f).stat().st_size for f in sums)
     print(f"{args.bundle}: {len(sums)} files, {size / 1e6:.1f} MB, checksums in CHECKSUMS.json")
     return 0
@@ -117,7 +130,7 @@ def _depth_reproduce(args) -> int:
                "seeds": tuple(args.seeds), "width": args.width}
     summary = reproduce(args.bundle, args.out, settings, work=args.work, planned=planned,
                         contrast=args.contrast, progress=not args.quiet,
-                        log=lambda m: print(m, flush=True))
+                        log=lambda m: print(m, flush=True), adopt=args.adopt)
     print(f"{args.out}: {len(summary['records'])} model record(s) recomputed from {args.bundle}")
     return 0
 
@@ -125,7 +138,7 @@ def _depth_reproduce(args) -> int:
 def _depth_page(args) -> int:
     from infodiv.experiments.depth_report import rewrite_page
 
-    summary = rewrite_page(args.out)
+    summary = rewrite_page(args.out, adopt=args.adopt, log=lambda m: print(m, flush=True))
     print(f"{args.out}: README.md redrawn from the {len(summary['records'])} model records of "
           "summary.json")
     return 0

@@ -27,17 +27,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import tempfile
 import time
 from pathlib import Path
 
 from infodiv.claims import claim_names
+
+from .zoo_verdicts import verdict_overview
 
 __all__ = ["ZOO_CLAIMS", "REPORT_CLAIMS", "curves_settings", "objective_settings",
            "reduce_curves", "run_analyses", "curve_summary", "current_curves",
            "verdict_overview"]
 
 _DONE = {"decompose": "decompositions.json", "curves": "report.json"}   # written last
+#: the files of each per-model analysis folder (checked before any work: infodiv.outputs)
+STAGE_FILES = {"decompose": ("decompositions.json", "decompositions.md", "zoo_settings.json"),
+               "curves": ("report.json", "report.md", "zoo_settings.json")}
 #: the power surrogates plant XOR synergy into 2 member pairs
 #: (infodiv.inference.surrogates.planted_synergy): fewer members get no power run
 MIN_POWER_MEMBERS = 4
@@ -145,9 +150,11 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
     from infodiv.reports.curves_md import curves_markdown
     from infodiv.study.curves import curves_stage
 
+    from .owned import own_json, write_owned
+
     contrib = Contributions.load(run_dir)
     old_path = dest / "report.json"
-    old = json.loads(old_path.read_text()) if old_path.is_file() else {"objectives": {}}
+    old = own_json(old_path, log, "every objective is recomputed") or {"objectives": {}}
     merged = None
     for obj in settings["objectives"]:
         kw = objective_settings(settings, obj)
@@ -162,10 +169,11 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
                    "timings_s": {obj: (old.get("timings_s") or {}).get(obj)}}
             log(f"  curves {obj}: reused")
         else:
-            tmp = dest / f".part-{obj}"
             t0 = time.process_time()
-            doc = curves_stage(contrib, tmp, study_settings(kw), run_dir=run_dir, log=log)
-            shutil.rmtree(tmp, ignore_errors=True)   # its figures are regenerated, not kept
+            with tempfile.TemporaryDirectory(prefix="infodiv-zoo-curves-") as tmp:
+                # its figures are regenerated, not kept
+                doc = curves_stage(contrib, Path(tmp), study_settings(kw), run_dir=run_dir,
+                                   log=log)
             entry = doc["objectives"][obj]
             if kw.get("report_claims") and "error" not in entry:
                 _report_claims(contrib, obj, kw, entry)
@@ -181,18 +189,19 @@ def _curves(run_dir, dest: Path, settings: dict, log=print) -> list[str]:
         partial = {**merged, "objectives": {**old["objectives"], **merged["objectives"]}}
         _write(dest, old_path, partial, settings, run_dir)
     _write(dest, old_path, merged, settings, run_dir)
-    (dest / "report.md").write_text(curves_markdown(merged))
+    write_owned(dest, {"report.md": curves_markdown(merged)}, log=log)
     return [f"{obj}: {e['error']}" for obj, e in merged["objectives"].items() if "error" in e]
 
 
 def _write(dest: Path, path: Path, doc: dict, settings: dict, run_dir) -> None:
     from infodiv.reports.serialize import jsonable, write_json
 
+    from .owned import write_owned
+
     doc["settings"]["objective"] = list(settings["objectives"])
     doc["settings"]["zoo"] = settings
     doc["run"]["dir"] = os.path.relpath(Path(run_dir).resolve(), dest.resolve())
-    dest.mkdir(parents=True, exist_ok=True)
-    write_json(path, jsonable(doc))
+    write_owned(dest, {path.name: lambda p: write_json(p, jsonable(doc))})
 
 
 def _decompose_resamples(inference: int | None) -> int:
@@ -203,18 +212,27 @@ def _decompose_resamples(inference: int | None) -> int:
     return DEFAULT_INFERENCE if inference is None else int(inference)
 
 
-def _decompose(run_dir, dest: Path, inference: int | None) -> None:
+def _decompose(run_dir, dest: Path, inference: int | None, key: dict, log=print) -> None:
     """The decompositions of ``run_dir`` written to ``dest``
     (:func:`infodiv.study.decompose.decomposition_report`, as ``infodiv decompose``
     writes them with ``--info-method usable``: seed 0, the usable information terms with
     :func:`_decompose_resamples` example resamples and the label null of its default size,
-    Figures 3/5/7 in every variant)."""
+    Figures 3/5/7 in every variant), with the ``zoo_settings.json`` marker ``key``: the
+    whole stage replaces the toolkit's own files of ``dest`` only
+    (:func:`infodiv.outputs.staged_output`)."""
     from extraction import Contributions
+    from infodiv.outputs import staged_output
     from infodiv.study.decompose import decomposition_report
 
-    decomposition_report(Contributions.load(run_dir), dest, random_state=0,
-                         info_methods=("usable",), inference=_decompose_resamples(inference),
-                         info_null=None, every_variant=True)
+    from .owned import ZOO
+
+    with staged_output(dest, ZOO, log=log, replace_changed=True,
+                       expect=STAGE_FILES["decompose"]) as tmp:
+        decomposition_report(Contributions.load(run_dir), tmp, random_state=0,
+                             info_methods=("usable",),
+                             inference=_decompose_resamples(inference), info_null=None,
+                             every_variant=True)
+        (tmp / "zoo_settings.json").write_text(json.dumps(key))
 
 
 def _decompose_size(path: Path) -> int | None:
@@ -228,24 +246,28 @@ def _decompose_size(path: Path) -> int | None:
 def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
                  decompose_inference: int | None = None, log=print) -> dict:
     """The toolkit's per-run reports of ``run_dir`` into ``out/<analysis>`` (skipped when
-    already finished with the same settings: their JSON exists). ``curves``: the
-    :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" | "failed: ..."}``:
-    a failed analysis is recorded, not hidden. ``decompose_inference``: the decomposition's
-    example resamples (:func:`_decompose_resamples`; None: the library's default); a
-    decomposition written with another size (its ``information_inference.settings.n_resamples``)
-    is recomputed."""
+    already finished with the same settings: their JSON exists, as the toolkit wrote it:
+    :func:`infodiv.experiments.owned.own_json`; an edited one is recomputed and the log says
+    so). ``curves``: the :func:`curves_settings` dict. Returns ``{analysis: "done" | "exists" |
+    "failed: ..."}``: a failed analysis is recorded, not hidden (a file of the user's in the way
+    is refused: UserError). ``decompose_inference``: the decomposition's example resamples
+    (:func:`_decompose_resamples`; None: the library's default); a decomposition written with
+    another size (its ``information_inference.settings.n_resamples``) is recomputed."""
+    from infodiv.runfiles import UserError
+
+    from .owned import own_json, write_owned
+
     curves = curves_settings() if curves is None else curves
     status = {}
     for name in analyses:
         dest = Path(out) / name
         key = {"decompose": {"info_method": "usable"}, "curves": curves}[name]
-        marker = dest / "zoo_settings.json"
-        done = (dest / _DONE[name]).is_file()
+        done = own_json(dest / _DONE[name], log) is not None
         if done and name == "decompose":
             done = _decompose_size(dest / _DONE[name]) in (
                 None, _decompose_resamples(decompose_inference))
         elif done:
-            done = marker.is_file() and json.loads(marker.read_text()) == key
+            done = own_json(dest / "zoo_settings.json", log) == key
         if done:
             status[name] = "exists"
             log(f"  {name}: exists (same settings)")
@@ -255,10 +277,12 @@ def run_analyses(run_dir, out, analyses=("decompose", "curves"), *, curves=None,
                 errors = _curves(run_dir, dest, curves, log=log)
                 if errors:
                     raise RuntimeError("; ".join(errors))
+                write_owned(dest, {"zoo_settings.json": json.dumps(key)}, log=log)
             else:
-                _decompose(run_dir, dest, decompose_inference)
-            marker.write_text(json.dumps(key))
+                _decompose(run_dir, dest, decompose_inference, key, log)
             status[name] = "done"
+        except UserError:     # a file of the user's in the way: refused, never overwritten
+            raise
         except Exception as exc:  # a toolkit analysis broken mid-refactor must not stop the zoo
             status[name] = f"failed: {type(exc).__name__}: {exc}"
         log(f"  {name}: {status[name]}")
@@ -333,52 +357,16 @@ def curve_summary(report_json) -> dict:
 def current_curves(dest, settings: dict) -> dict:
     """:func:`curve_summary` of ``dest/report.json`` when its ``zoo_settings.json`` marker is
     ``settings`` (the report is of the requested claims and sizes), else ``{}`` (absent or
-    stale: nothing quoted from it)."""
-    marker = Path(dest) / "zoo_settings.json"
-    if not marker.is_file() or json.loads(marker.read_text()) != settings:
+    stale: nothing quoted from it). Both are read only as the toolkit wrote them
+    (:func:`infodiv.outputs.read_verified`): UserError (one line, with the command that
+    recomputes them) otherwise."""
+    from infodiv.outputs import read_verified_json
+
+    dest = Path(dest)
+    redo = (f"recompute it with `infodiv zoo report --out {dest.parent.parent} --analyses "
+            "curves` (same options)")
+    marker = dest / "zoo_settings.json"
+    if not marker.is_file() or read_verified_json(marker, redo) != settings:
         return {}
-    return curve_summary(Path(dest) / "report.json")
-
-
-def verdict_overview(records) -> dict:
-    """Per objective and verdict, across the models' ``curves`` summaries: how many models
-    carry it, detect it, have it as a finding (detected and calibrated), how many had a power
-    run (and of those how many have it as a finding), the range of the matched-case power and
-    the largest shuffled-label rate, the models without a power run or with power 0
-    (``power_zero``: the matched case never detected; a "not detected" of either is no test)
-    and those whose entry lacks the verdict (``missing``). Counts, not readings."""
-    out = {}
-    for r in records:
-        for obj, c in (r.get("curves") or {}).items():
-            for test, d in (c.get("verdict_details") or {}).items():
-                cell = out.setdefault(obj, {}).setdefault(test, {
-                    "n_models": 0, "n_detected": 0, "n_finding": 0, "n_powered": 0,
-                    "n_finding_powered": 0, "no_power": [], "power_zero": [], "findings": [],
-                    "detected_not_calibrated": [], "_powers": [], "_false_positives": []})
-                cell["n_models"] += 1
-                cell["n_detected"] += bool(d.get("detected"))
-                cell["n_finding"] += bool(d.get("finding"))
-                if d.get("finding"):
-                    cell["findings"].append(r["model"])
-                elif d.get("detected"):
-                    cell["detected_not_calibrated"].append(r["model"])
-                pw, fp = (d.get("power") or {}).get("rate"), (d.get("false_positive") or {}).get(
-                    "rate")
-                if pw is None:
-                    cell["no_power"].append(r["model"])
-                    continue
-                cell["n_powered"] += 1
-                cell["n_finding_powered"] += bool(d.get("finding"))
-                if pw == 0:   # the matched case is never detected: a 'no' here is no test
-                    cell["power_zero"].append(r["model"])
-                cell["_powers"].append(pw)
-                if fp is not None:
-                    cell["_false_positives"].append(fp)
-    for obj, tests in out.items():   # models whose entry of obj does not carry the verdict
-        for test, cell in tests.items():
-            pws, fps = cell.pop("_powers"), cell.pop("_false_positives")
-            cell |= {"power_min": min(pws, default=None), "power_max": max(pws, default=None),
-                     "false_positive_max": max(fps, default=None)}
-            cell["missing"] = [r["model"] for r in records if obj in (r.get("curves") or {})
-                               and test not in r["curves"][obj].get("verdict_details", {})]
-    return out
+    read_verified_json(dest / "report.json", redo)
+    return curve_summary(dest / "report.json")

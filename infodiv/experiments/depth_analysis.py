@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -271,15 +270,12 @@ def _digest(indices) -> str:
     return hashlib.sha256(np.concatenate(indices).astype(np.int64).tobytes()).hexdigest()
 
 
-def _stored(path) -> dict | None:
-    """The analysis JSON stored at ``path`` (None: absent or unreadable)."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return None
+def _stored(path, log=None) -> dict | None:
+    """The analysis JSON stored at ``path`` (None: absent, unreadable, or not as the toolkit
+    wrote it: :func:`infodiv.experiments.owned.own_json`, ``log`` told why)."""
+    from .owned import own_json
+
+    return own_json(path, log, "recomputed whole")
 
 
 def analyse_model(folder, held, dest, settings: DepthSettings, hops_task: dict, indices, *,
@@ -333,7 +329,7 @@ def analyse_run(run, record: dict, dest, settings: DepthSettings, hops_task: dic
     if mixed is not None:       # only then: a grid without it keeps its stored analyses
         key["mixed"] = mixed[0].meta.get("fingerprint")
     path = dest / f"{name}.json"
-    stored = _stored(path)
+    stored = _stored(path, log)
     if stored is not None and stored.get("key") == key:
         return stored, True
     if stored is not None:
@@ -377,10 +373,11 @@ def _key_change(stored, key: dict) -> str:
 
 
 def _write(path: Path, doc: dict) -> dict:
-    """``doc`` written atomically to ``path`` (JSON) and read back."""
+    """``doc`` written to ``path`` (JSON) over the toolkit's own file only
+    (:func:`infodiv.experiments.owned.write_owned`) and read back."""
     from infodiv.reports.serialize import jsonable
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(jsonable(doc), indent=1))
-    os.replace(tmp, path)
+    from .owned import DEPTH, write_owned
+
+    write_owned(path.parent, {path.name: json.dumps(jsonable(doc), indent=1)}, DEPTH)
     return json.loads(path.read_text())

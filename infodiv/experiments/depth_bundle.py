@@ -24,11 +24,11 @@ contributions instead of extracting: the same per-model analysis, the same summa
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 from extraction.contributions import sha256_file as _sha256
+from extraction.outdir import MANIFEST
 
 __all__ = ["CHECKSUMS", "export_bundle", "verify_bundle", "bundle_roots", "reproduce"]
 
@@ -43,27 +43,16 @@ def _files(bundle: Path) -> list[str]:
                   if p.is_file() and p.name != CHECKSUMS)
 
 
-def export_bundle(roots, bundle) -> dict:
-    """Write the bundle of every finished, extracted model of ``roots`` into ``bundle``
-    (module docstring); returns the checksums. A folder that is not empty must be a bundle
-    (hold ``CHECKSUMS.json``): its listed files are replaced, anything else is refused."""
-    from .depth_report import ANALYSIS_DIR, _finished, check_roots, training_outcome
+def _plan(roots) -> list[tuple]:
+    """``(bundle path, source file or slim record)`` of every file of the bundle of
+    ``roots``."""
+    from .depth_report import ANALYSIS_DIR, _finished, training_outcome
 
-    roots, bundle = check_roots(roots), Path(bundle)
-    if bundle.exists() and any(bundle.iterdir()):
-        if not (bundle / CHECKSUMS).is_file():
-            raise ValueError(f"--bundle {bundle} holds files and no {CHECKSUMS}: not a bundle "
-                             "this toolkit wrote; choose an empty folder")
-        listed = set(json.loads((bundle / CHECKSUMS).read_text()))
-        other = [f for f in _files(bundle) if f not in listed]
-        if other:
-            raise ValueError(f"--bundle {bundle} holds {len(other)} file(s) the bundle did not "
-                             f"write (e.g. {other[0]}); move them away first")
-        shutil.rmtree(bundle)
+    plan = []
     for root in roots:
         name = root.name
         for f in _ROOT_FILES + tuple(f for f in _MIXED_FILES if (root / f).is_file()):
-            _copy(root / f, bundle / name / f)
+            plan.append((f"{name}/{f}", root / f))
         kinds = ("contributions",) + (("contributions_mixed",)
                                       if (root / _MIXED_FILES[0]).is_file() else ())
         for folder in _finished(root):
@@ -75,39 +64,71 @@ def export_bundle(roots, bundle) -> dict:
                     raise FileNotFoundError(f"{rec['model']}: {run} lacks "
                                             f"{', '.join(missing)}; run infodiv zoo "
                                             "depth-report on the root first")
-                for f in _RUN_FILES:
-                    _copy(run / f, bundle / name / ANALYSIS_DIR / kind / rec["model"] / f)
+                plan += [(f"{name}/{ANALYSIS_DIR}/{kind}/{rec['model']}/{f}", run / f)
+                         for f in _RUN_FILES]
             slim = {k: v for k, v in rec.items() if k != "losses"}
             slim["training"] = training_outcome(rec)
-            dest = bundle / name / "models" / rec["model"] / "model" / "zoo.json"
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(json.dumps(slim, indent=1))
-    sums = {f: _sha256(bundle / f) for f in _files(bundle)}
-    (bundle / CHECKSUMS).write_text(json.dumps(sums, indent=1))
+            plan.append((f"{name}/models/{rec['model']}/model/zoo.json", slim))
+    return plan
+
+
+def export_bundle(roots, bundle, log=None) -> dict:
+    """Write the bundle of every finished, extracted model of ``roots`` into ``bundle``
+    (module docstring), with its manifest (:mod:`infodiv.outputs`); returns the checksums. A
+    folder that is not empty must be a bundle the toolkit wrote: its own files are replaced
+    (``log`` told which), a folder holding anything else is refused before any work."""
+    from infodiv.outputs import read_manifest, staged_output
+
+    from .depth_report import check_roots
+    from .owned import BUNDLE
+
+    roots, bundle = check_roots(roots), Path(bundle)
+    if bundle.exists() and bundle.is_dir():
+        listed = set((read_manifest(bundle) or {}).get("files") or {})
+        other = [f for f in _files(bundle) if f not in listed and f != MANIFEST]
+        if other:
+            raise ValueError(f"--bundle {bundle} holds {len(other)} file(s) the bundle did not "
+                             f"write (e.g. {other[0]}): not a bundle this toolkit wrote; move "
+                             "them away or choose an empty folder")
+    plan = _plan(roots)
+    with staged_output(bundle, BUNDLE, flag="--bundle", log=log,
+                       expect=[n for n, _ in plan] + [CHECKSUMS]) as tmp:
+        for name, src in plan:
+            if isinstance(src, dict):
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / name).write_text(json.dumps(src, indent=1))
+            else:
+                _copy(src, tmp / name)
+        sums = {f: _sha256(tmp / f) for f in _files(tmp)}
+        (tmp / CHECKSUMS).write_text(json.dumps(sums, indent=1))
     return sums
 
 
 def _copy(src: Path, dest: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
+    shutil.copyfile(src, dest)
 
 
 def verify_bundle(bundle) -> int:
-    """Check every file of ``bundle`` against ``CHECKSUMS.json``; returns the number of files.
+    """Check every file of ``bundle`` against its manifest (:func:`infodiv.outputs.
+    verify_folder`; a bundle written before manifests: against ``CHECKSUMS.json`` alone) and
+    ``CHECKSUMS.json``; returns the number of files.
 
     Raises
     ------
     ValueError
-        No checksum file, or files missing, changed or not listed (counted, the first named).
+        No checksum file, or files missing, changed or not listed (counted, the first named),
+        with the command that rewrites the bundle.
     """
+    from infodiv.outputs import read_manifest, verify_folder
+
     bundle = Path(bundle)
     path = bundle / CHECKSUMS
+    redo = "rewrite it with `infodiv zoo depth-bundle ROOT ... --bundle " + f"{bundle}`"
     if not path.is_file():
         raise ValueError(f"--bundle {bundle}: no {CHECKSUMS} (not a depth bundle)")
     sums = json.loads(path.read_text())
-    present = set(_files(bundle))
+    present = set(_files(bundle)) - {MANIFEST}
     missing = sorted(set(sums) - present)
     extra = sorted(present - set(sums))
     changed = sorted(f for f in set(sums) & present if _sha256(bundle / f) != sums[f])
@@ -117,7 +138,9 @@ def verify_bundle(bundle) -> int:
     if problems:
         raise ValueError(f"--bundle {bundle}: " + "; ".join(
             f"{n} file(s) {what} (e.g. {ex[0]})" for n, what, ex in problems)
-            + f" against {CHECKSUMS}; nothing was recomputed")
+            + f" against {CHECKSUMS}; nothing was recomputed; {redo}")
+    if read_manifest(bundle) is not None:
+        verify_folder(bundle, f"nothing was recomputed; {redo}")
     return len(sums)
 
 
@@ -129,7 +152,7 @@ def bundle_roots(bundle) -> list[Path]:
 
 
 def reproduce(bundle, out, settings=None, *, work, planned=None, contrast=None,
-              progress: bool = False, log=print) -> dict:
+              progress: bool = False, log=print, adopt: bool = False) -> dict:
     """Verify ``bundle`` and recompute every per-model analysis (into ``work``), the summary
     and the page (into ``out``) from it alone; returns the summary."""
     from .depth_report import PLANNED, report_depth
@@ -138,4 +161,4 @@ def reproduce(bundle, out, settings=None, *, work, planned=None, contrast=None,
     log(f"{bundle}: {n} files match {CHECKSUMS}")
     return report_depth(bundle_roots(bundle), out, settings, planned=planned or PLANNED,
                         contrast=contrast, progress=progress, log=log, work=work,
-                        from_contributions=True)
+                        from_contributions=True, adopt=adopt)

@@ -18,7 +18,10 @@ A depth root is a folder written by ``infodiv zoo train --task hops``
 
 then, across all roots, :func:`infodiv.experiments.depth_across.summarise` and the page
 (:mod:`infodiv.experiments.depth_page`): ``<out>/summary.json``, ``<out>/README.md`` and its
-figures. Nothing is written into a root except ``<root>/analysis/``.
+figures. Nothing is written into a root except ``<root>/analysis/``. Both folders carry a
+manifest (:mod:`infodiv.experiments.owned`): a file of someone else's with one of their names
+is refused before any work, a rerun replaces only the toolkit's own files and says which, and
+a stored analysis edited since is recomputed and the log says so.
 """
 
 from __future__ import annotations
@@ -41,13 +44,15 @@ from .depth_analysis import (
 )
 from .restarts import PLATEAU_SHARE, plateau
 
-__all__ = ["PLANNED", "PLATEAU_SHARE", "check_roots", "inventory", "training_outcome",
-           "analyse_root", "contrast_rows", "report_depth"]
+__all__ = ["PLANNED", "PLATEAU_SHARE", "PAGE_FILES", "check_roots", "inventory",
+           "training_outcome", "analyse_root", "contrast_rows", "report_depth", "rewrite_page"]
 
 #: the grid of scripts/depth_experiment.sh: unshared depths, shared-twin depths, seeds, width
 PLANNED = {"depths": (8, 6, 4, 3, 2, 1), "shared_depths": (4, 2), "seeds": (0, 1, 2),
            "width": 64}
 ANALYSIS_DIR = "analysis"
+#: the page's files in ``--out``
+PAGE_FILES = ("summary.json", "README.md", "depth.png", "truncated.png")
 
 
 def check_roots(roots) -> list[Path]:
@@ -123,12 +128,9 @@ def training_outcome(record: dict) -> dict | None:
 
 
 def _stored_settings_match(path: Path, settings: DepthSettings) -> bool:
-    if not path.is_file():
-        return False
-    try:
-        key = json.loads(path.read_text()).get("key") or {}
-    except json.JSONDecodeError:
-        return False
+    from .owned import own_json
+
+    key = (own_json(path) or {}).get("key") or {}
     return key.get("version") == ANALYSIS_VERSION and key.get("settings") == asdict(settings)
 
 
@@ -183,18 +185,21 @@ def analyse_root(root: Path, settings: DepthSettings, *, progress=False, log=pri
 
 def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=PLANNED,
                  planned_hops=(), contrast=None, progress: bool = False, log=print,
-                 work: Path | None = None, from_contributions: bool = False) -> dict:
+                 work: Path | None = None, from_contributions: bool = False,
+                 adopt: bool = False) -> dict:
     """Analyse every finished model of ``roots`` and write ``out/summary.json``, the figures and
     ``out/README.md`` (module docstring); returns the summary. ``contrast``: the AG News zoo's
     ``summary.json`` (its unshared models' seed-mean accuracy per depth goes on the page).
     ``planned_hops``: difficulties of the experiment; those without a root among ``roots`` are
     listed on the page with all their planned models not started. ``work``: where the
     per-model analyses go (``<work>/<root name>``; default each root's ``analysis/``);
-    ``from_contributions``: the roots are bundle roots (:func:`analyse_root`)."""
-    from infodiv.reports.serialize import write_json
+    ``from_contributions``: the roots are bundle roots (:func:`analyse_root`). ``adopt``:
+    files of the page's and the analyses' names written before manifests are taken as the
+    toolkit's (:func:`infodiv.experiments.owned.adopt_files`)."""
+    from infodiv.outputs import check_conflicts
 
     from .depth_across import summarise
-    from .depth_page import write_page
+    from .owned import DEPTH, adopt_files, check_owned
 
     settings = settings or DepthSettings()
     roots = check_roots(roots)
@@ -202,10 +207,18 @@ def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=P
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
+    dests = {root: root / ANALYSIS_DIR if work is None else Path(work) / root.name
+             for root in roots}
+    checks = [(out, PAGE_FILES)] + [(dests[r], [f"{f.parent.name}.json" for f in _finished(r)])
+                                    for r in roots]
+    for folder, names in checks if adopt else ():
+        adopt_files(folder, names, DEPTH, log=log)
+    check_conflicts(out, DEPTH, PAGE_FILES)         # before any work
+    for folder, names in checks[1:]:
+        check_owned(folder, names, DEPTH, flag="analysis folder")
     analyses, status, setup = [], {}, {}
     for root in roots:
-        analyses += analyse_root(root, settings, progress=progress, log=log,
-                                 dest=None if work is None else Path(work) / root.name,
+        analyses += analyse_root(root, settings, progress=progress, log=log, dest=dests[root],
                                  from_contributions=from_contributions)
         doc = json.loads((root / SETTINGS).read_text())
         hops = str(doc["hops_task"]["hops"])
@@ -218,32 +231,51 @@ def report_depth(roots, out, settings: DepthSettings | None = None, *, planned=P
                    pending_hops=sorted({int(h) for h in planned_hops} - {int(h) for h in status},
                                        reverse=True),
                    contrast=contrast)
-    write_json(out / "summary.json", summary)
-    write_page(summary, out)
+    _write_page(summary, out, log)
     return summary
 
 
-def rewrite_page(out) -> dict:
-    """Recompute what the model records of ``out/summary.json`` alone determine
-    (:func:`infodiv.experiments.depth_seeds.refresh`: model states, t intervals over seeds, the
-    step law, the gap regression's influence), write it back and redraw ``out/README.md`` and
-    the figures; no model is needed. Returns the summary."""
+def _write_page(summary: dict, out: Path, log) -> None:
+    """``summary.json``, the figures and ``README.md`` into ``out``, over the toolkit's own
+    files only (:func:`infodiv.outputs.staged_output`)."""
+    from infodiv.outputs import staged_output
     from infodiv.reports.serialize import write_json
 
     from .depth_page import write_page
-    from .depth_seeds import refresh
+    from .owned import DEPTH
 
-    path = Path(out) / "summary.json"
+    with staged_output(out, DEPTH, log=log, expect=PAGE_FILES) as tmp:
+        write_json(tmp / "summary.json", summary)
+        write_page(summary, tmp)
+
+
+def rewrite_page(out, *, adopt: bool = False, log=print) -> dict:
+    """Recompute what the model records of ``out/summary.json`` alone determine
+    (:func:`infodiv.experiments.depth_seeds.refresh`: model states, t intervals over seeds, the
+    step law, the gap regression's influence), write it back and redraw ``out/README.md`` and
+    the figures; no model is needed. Returns the summary. The summary is read only as the
+    toolkit wrote it (:func:`infodiv.outputs.read_verified_json`; UserError otherwise, with
+    the command that recomputes it); ``adopt``: :func:`report_depth`'s."""
+    from infodiv.outputs import check_conflicts, read_verified_json
+
+    from .depth_seeds import refresh
+    from .owned import DEPTH, adopt_files
+
+    out = Path(out)
+    path = out / "summary.json"
     if not path.is_file():
         raise ValueError(f"--out {out}: no summary.json there (written by zoo depth-report)")
+    if adopt:
+        adopt_files(out, PAGE_FILES, DEPTH, log=log)
+    summary = read_verified_json(path, f"recompute it with `infodiv zoo depth-report ROOT ... "
+                                       f"--out {out}`")
+    check_conflicts(out, DEPTH, PAGE_FILES)
     try:
-        summary = json.loads(path.read_text())
         summary = refresh(summary)
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not a depth-grid summary ({type(exc).__name__}: {exc})") \
             from None
-    write_json(path, summary)
-    write_page(summary, Path(out))
+    _write_page(summary, out, log)
     return summary
 
 

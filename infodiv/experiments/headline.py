@@ -106,19 +106,23 @@ def information_inference(contrib, *, n_bootstrap: int = 200, n_permutations: in
     return _plain(doc)
 
 
-def _cached_json(path: Path, key: dict, compute):
-    """``compute()`` reused from ``path`` when it was written with the same ``key``."""
-    if path.is_file():
-        cached = json.loads(path.read_text())
-        if cached.get("key") == key:
-            return cached["value"] if "value" in cached else cached["figures"]
+def _cached_json(path: Path, key: dict, compute, log=None):
+    """``compute()`` reused from ``path`` when it was written with the same ``key`` and is as
+    the toolkit wrote it (:func:`infodiv.experiments.owned.own_json`; else recomputed, and
+    ``log`` told why); written through :func:`infodiv.experiments.owned.write_owned`."""
+    from .owned import own_json, write_owned
+
+    cached = own_json(path, log)
+    if isinstance(cached, dict) and cached.get("key") == key:
+        return cached["value"] if "value" in cached else cached["figures"]
     value = _plain(compute())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"key": key, "value": value}, indent=1))
+    write_owned(path.parent, {path.name: json.dumps({"key": key, "value": value}, indent=1)},
+                log=log)
     return value
 
 
-def cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutations) -> dict:
+def cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutations,
+                   log=None) -> dict:
     """:func:`headline` (+ :func:`information_inference`) of a run, reused from ``path`` when
     it was computed from the same run (fingerprint) with the same settings."""
     key = {"fingerprint": contrib.meta.get("fingerprint"), "info_method": info_method,
@@ -131,10 +135,11 @@ def cached_figures(contrib, path: Path, info_method, n_bootstrap, n_permutations
                 contrib, n_bootstrap=n_bootstrap, n_permutations=n_permutations)
         return figures
 
-    return _cached_json(path, key, compute)
+    return _cached_json(path, key, compute, log)
 
 
-def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null: int = 5):
+def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null: int = 5,
+                log=None):
     """Point figures of :func:`infodiv.experiments.intervals.model_figures`, the probe bound's
     label-permutation null (``probe_null`` permutations, 0 skips) and the replicates on the
     shared resamples ``indices`` (None skips), with the valid information replicates
@@ -151,13 +156,13 @@ def zoo_figures(contrib, path: Path, indices, *, probe_null: int = 50, info_null
             pts["probe_null"] = null_of_probe(contrib, n_permutations=probe_null)
         return pts
 
-    points = _cached_json(path / "zoo_figures.json", key, compute)
+    points = _cached_json(path / "zoo_figures.json", key, compute, log)
     if indices is None:
         return points, None
-    reps = dict(cached_replicates(contrib, path / "replicates.npz", indices))
+    reps = dict(cached_replicates(contrib, path / "replicates.npz", indices, log=log))
     if info_null:
         reps.update(cached_replicates(
             contrib, path / "usable_information_replicates.npz", indices,
             key_extra={"information": "usable"},
-            compute=lambda run, idx: information_replicates(run, idx)))
+            compute=lambda run, idx: information_replicates(run, idx), log=log))
     return points, reps

@@ -150,10 +150,15 @@ def replicates(run, indices, *, probe: bool = True) -> dict:
 
 
 def cached_replicates(run, path, indices, *, probe: bool = True, key_extra=None,
-                      compute=None) -> dict:
+                      compute=None, log=None) -> dict:
     """:func:`replicates` (or ``compute(run, indices)``), reused from ``path`` (npz + json key)
     when computed from the same run (fingerprint), resamples and settings (``key_extra``;
-    :func:`replicates` also by :data:`REPLICATES_VERSION`)."""
+    :func:`replicates` also by :data:`REPLICATES_VERSION`) and both files are as the toolkit
+    wrote them (:mod:`infodiv.experiments.owned`: else recomputed, ``log`` told why)."""
+    from infodiv.outputs import unverified
+
+    from .owned import own_json, write_owned
+
     path = Path(path)
     digest = hashlib.sha256(np.concatenate(indices).tobytes()).hexdigest()
     key = {"fingerprint": run.meta.get("fingerprint"), "indices": digest,
@@ -161,14 +166,17 @@ def cached_replicates(run, path, indices, *, probe: bool = True, key_extra=None,
     if compute is None:
         key["version"] = REPLICATES_VERSION
     meta = path.with_suffix(".json")
-    if path.is_file() and meta.is_file() and json.loads(meta.read_text()) == key:
-        with np.load(path) as z:
-            return {k: z[k] for k in z.files}
+    if own_json(meta, log) == key:
+        why = unverified(path)
+        if why is None:
+            with np.load(path) as z:
+                return {k: z[k] for k in z.files}
+        if log is not None:
+            log(f"  {path} {why}; recomputing it")
     reps = (replicates(run, indices, probe=probe) if compute is None
             else compute(run, indices))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, **reps)
-    meta.write_text(json.dumps(key))
+    write_owned(path.parent, {path.name: lambda p: np.savez_compressed(p, **reps),
+                              meta.name: json.dumps(key)}, log=log)
     return reps
 
 

@@ -37,7 +37,7 @@ For each finished model (``<root>/models/*/model`` and ``<root>/finetune/*/model
    ``summary.json`` rows carry the held-out accuracy's Wilson interval (``accuracy_wilson95``)
    and the verdict records of the curves reports of the current settings (others are listed in
    ``across.json`` ``curves_stale``), ``across.json`` the verdict counts
-   (:func:`infodiv.experiments.analyses.verdict_overview`).
+   (:func:`infodiv.experiments.zoo_verdicts.verdict_overview`).
 
 The models come from the checkpoints under ``root`` or, without them, from the committed
 contributions and the records of ``<out>/summary.json`` (``from_contributions``;
@@ -64,7 +64,14 @@ from .sources import from_checkpoints
 from .sources import from_contributions as from_contributions_sources
 
 __all__ = ["ZooSettings", "ZooStudy", "zoo_sources", "study_zoo", "write_zoo_page",
-           "report_zoo", "curves_settings"]
+           "report_zoo", "curves_settings", "PAGE_FILES", "MODEL_FILES", "check_outputs"]
+
+#: the files of the page in ``out`` (``out/README.md`` only where ``README.template.md`` is)
+PAGE_FILES = ("summary.json", "by_depth.json", "across.json", "answer.json", "summary.md",
+              "depth.png", "depth_params.png", "README.md")
+#: the cached figures of a model's folder ``out/<model>/``
+MODEL_FILES = ("figures.json", "zoo_figures.json", "replicates.npz", "replicates.json",
+               "usable_information_replicates.npz", "usable_information_replicates.json")
 
 
 @dataclass(frozen=True)
@@ -182,7 +189,7 @@ def _study_model(src, contrib, out: Path, settings: ZooSettings, indices, log):
     k_info = s.reduced_size if small else s.n_permutations
     row["reduced_inference"] = int(s.reduced_size) if small else None
     row.update(cached_figures(contrib, out / name / "figures.json", s.info_method, b_info,
-                              max(19, k_info) if k_info else 0))
+                              max(19, k_info) if k_info else 0, log=log))
     correct = int((contrib.logits.argmax(1) == contrib.labels).sum())   # Wilson 95%
     row["accuracy_wilson95"] = [float(v) for v in wilson_interval(correct, contrib.n_examples)]
     if contrib.u.shape[1] != row["n_members"]:
@@ -191,7 +198,7 @@ def _study_model(src, contrib, out: Path, settings: ZooSettings, indices, log):
     points, reps = zoo_figures(
         contrib, out / name, indices,
         probe_null=max(19, s.reduced_size) if small and s.probe_null else s.probe_null,
-        info_null=s.info_null)
+        info_null=s.info_null, log=log)
     points.update(information_points(row.get("information_inference")))
     row["probe_bound"] = points["probe_bound"]
     if reps is not None:
@@ -207,18 +214,53 @@ def _study_model(src, contrib, out: Path, settings: ZooSettings, indices, log):
     return row, points, reps
 
 
-def write_zoo_page(study: ZooStudy, out, settings: ZooSettings) -> None:
+def write_zoo_page(study: ZooStudy, out, settings: ZooSettings, log=None) -> None:
     """``out/summary.json`` (the records) and the cross-depth tables, figures and page of
     :func:`infodiv.experiments.summary.write_summary`, with the seed-and-example intervals of
     :mod:`infodiv.experiments.across` (``across.json``) when the study has shared resamples. A
     model whose curves entry is not of the requested settings is listed under ``curves_stale``.
+    The page replaces only the files of :data:`PAGE_FILES` the toolkit wrote there
+    (:func:`infodiv.outputs.staged_output`; ``log`` told which).
     """
+    from infodiv.outputs import staged_output
+
+    from .owned import ZOO
     from .summary import write_summary
 
     out = Path(out)
     across = None if study.indices is None else _across(study, settings)
-    (out / "summary.json").write_text(json.dumps(study.records, indent=1))
-    write_summary(study.records, out, across=across)
+    with staged_output(out, ZOO, log=log, expect=page_files(out)) as tmp:
+        (tmp / "summary.json").write_text(json.dumps(study.records, indent=1))
+        write_summary(study.records, tmp, across=across, template=out / "README.template.md")
+
+
+def page_files(out) -> tuple:
+    """:data:`PAGE_FILES` the page of ``out`` writes (``README.md`` only beside a
+    ``README.template.md``)."""
+    readme = (Path(out) / "README.template.md").is_file()
+    return tuple(n for n in PAGE_FILES if readme or n != "README.md")
+
+
+def check_outputs(out, names, *, page: bool = True, adopt: bool = False, log=print) -> None:
+    """Before any work: every file the report would write into ``out`` (the page, when
+    ``page``) and into the folders of the models ``names`` is the toolkit's own (UserError,
+    one line, naming the first that is not); ``adopt``: files of those names that no manifest
+    lists are first taken as the toolkit's (:func:`infodiv.experiments.owned.adopt_files`)."""
+    from .analyses import STAGE_FILES
+    from .owned import ZOO, adopt_files, check_owned
+
+    out = Path(out)
+    folders = [(out / n, MODEL_FILES) for n in names] + [
+        (out / n / stage, files) for n in names for stage, files in STAGE_FILES.items()]
+    if adopt:
+        for folder, files in ([(out, page_files(out))] if page else []) + folders:
+            adopt_files(folder, files, log=log)
+    if page:
+        from infodiv.outputs import check_conflicts
+
+        check_conflicts(out, ZOO, page_files(out))
+    for folder, files in folders:
+        check_owned(folder, files)
 
 
 def _across(study: ZooStudy, settings: ZooSettings) -> dict:
@@ -231,7 +273,7 @@ def _across(study: ZooStudy, settings: ZooSettings) -> dict:
         table1,
         truncated_vs_depth,
     )
-    from .analyses import verdict_overview
+    from .zoo_verdicts import verdict_overview
 
     records, points, reps = study.records, study.points, study.replicates
     unshared = [r for r in records if r.get("width") and not r["shared"]]
@@ -254,14 +296,17 @@ def _across(study: ZooStudy, settings: ZooSettings) -> dict:
 
 def report_zoo(root, out, settings: ZooSettings | None = None, *, data_dir=None, heldout=None,
                only=None, skip=(), from_contributions: bool = False, progress: bool = True,
-               log=print) -> list[dict]:
+               log=print, adopt: bool = False) -> list[dict]:
     """:func:`study_zoo` of the models of :func:`zoo_sources` and, unless ``only`` picks some
     of them (parallel partial runs; a full run then reuses them), :func:`write_zoo_page`;
     returns the records."""
     settings = settings or ZooSettings()
     sources, labels = zoo_sources(root, out, data_dir=data_dir, heldout=heldout,
                                   from_contributions=from_contributions, progress=progress)
+    check_outputs(out, [s.name for s in sources if (not only or any(p in s.name for p in only))
+                        and not any(p in s.name for p in skip)],
+                  page=not only, adopt=adopt, log=log)
     study = study_zoo(sources, labels, out, settings, only=only, skip=skip, log=log)
     if not only:
-        write_zoo_page(study, out, settings)
+        write_zoo_page(study, out, settings, log=log)
     return study.records

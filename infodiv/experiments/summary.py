@@ -241,13 +241,14 @@ def _figure(rows, path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def write_summary(records, out, across=None) -> dict:
+def write_summary(records, out, across=None, template=None) -> dict:
     """Write ``by_depth.json``, ``summary.md`` and ``depth.png`` into ``out``; with
     ``across`` (the :mod:`infodiv.experiments.across` document) also ``across.json``, its markdown
     sections (:func:`infodiv.experiments.across_md.across_markdown`), ``depth_params.png`` and the
     answer the page quotes (``answer.json``, :mod:`infodiv.experiments.zoo_answer`); and
-    ``README.md`` from ``README.template.md`` when ``out`` has one, every double-brace
-    placeholder filled from the JSON (:func:`infodiv.reports.markdown.fill_numbers`)."""
+    ``README.md`` from ``template`` (default ``out/README.template.md``) when it exists, every
+    double-brace placeholder filled from the JSON
+    (:func:`infodiv.reports.markdown.fill_numbers`)."""
     out = Path(out)
     rows, t1 = seed_summary(records), table1(records)
     doc = {"by_depth": rows, "table1": t1, "prefix_vs_depth": prefix_vs_depth(records),
@@ -266,9 +267,11 @@ def write_summary(records, out, across=None) -> dict:
     (out / "summary.md").write_text(text)
     if rows:
         _figure(rows, out / "depth.png")
-    template = out / "README.template.md"
+    template = Path(template) if template is not None else out / "README.template.md"
     if template.is_file():   # the reading's numbers filled from the JSON just written
         from infodiv.reports.markdown import fill_numbers
 
-        (out / "README.md").write_text(fill_numbers(template.read_text(), out))
+        fresh = {p.name: p for p in out.glob("*.json")}    # the JSON just written in out
+        (out / "README.md").write_text(fill_numbers(template.read_text(), template.parent,
+                                                    fresh))
     return doc

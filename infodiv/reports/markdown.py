@@ -64,8 +64,9 @@ def _render_value(value, spec: str) -> str:
     return text.replace("-", "\N{MINUS SIGN}")
 
 
-def fill_numbers(template: str, root) -> str:
-    """Replace every ``{{file.json:key.path|spec}}`` in ``template`` by the value in ``root/file``.
+def fill_numbers(template: str, root, files=None) -> str:
+    """Replace every ``{{file.json:key.path|spec}}`` in ``template`` by the value in ``root/file``
+    (``files``: name -> path of the files read from elsewhere, e.g. a page not yet moved in).
 
     So that each number a hand-written reading quotes is copied from the committed JSON, never
     retyped: ``spec`` is a format spec (``.3g``, ``.2f``, ``.0%``); a list (an interval) renders
@@ -77,7 +78,7 @@ def fill_numbers(template: str, root) -> str:
     def repl(match):
         name, key, spec = match.group(1).strip(), match.group(2).strip(), match.group(3)
         if name not in cache:
-            path = root / name
+            path = Path((files or {}).get(name, root / name))
             if not path.is_file():
                 raise ValueError(f"{match.group(0)}: no file {path}")
             cache[name] = json.loads(path.read_text())

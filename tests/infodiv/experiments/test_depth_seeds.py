@@ -28,6 +28,7 @@ from infodiv.experiments.depth_seeds import (
     t_interval,
 )
 from infodiv.growth import ALL_LAWS, fit_growth_laws
+from infodiv.outputs import MANIFEST
 
 SUMMARY = ROOT / "docs" / "results" / "depth" / "summary.json"
 
@@ -165,10 +166,13 @@ def test_the_committed_page_is_what_depth_page_draws(tmp_path, capsys):
     out = tmp_path / "depth"
     out.mkdir()
     (out / "summary.json").write_text(SUMMARY.read_text())
+    (out / MANIFEST).write_text((SUMMARY.parent / MANIFEST).read_text())   # as committed
     assert main(["zoo", "depth-page", "--out", str(out)]) == 0
     assert (out / "README.md").read_text() == (SUMMARY.parent / "README.md").read_text()
     capsys.readouterr()
     one_line_error(capsys, ["zoo", "depth-page", "--out", str(tmp_path / "none")],
                    "no summary.json")
     (out / "summary.json").write_text("[1, 2]")
-    one_line_error(capsys, ["zoo", "depth-page", "--out", str(out)], "not a depth-grid summary")
+    (out / MANIFEST).unlink()
+    one_line_error(capsys, ["zoo", "depth-page", "--out", str(out), "--adopt"],
+                   "is not a JSON object")

@@ -368,6 +368,7 @@ def test_a_stored_analysis_of_another_key_is_recomputed_whole(grid, report, caps
     fit of the model's information terms: one value on the page)."""
     from infodiv.cli import main
     from infodiv.experiments.depth_analysis import ANALYSIS_VERSION
+    from infodiv.experiments.owned import DEPTH, write_owned
 
     out, _ = report
     path = grid / "analysis" / f"{NAMES[1]}.json"
@@ -376,7 +377,7 @@ def test_a_stored_analysis_of_another_key_is_recomputed_whole(grid, report, caps
     doc["key"]["version"] = ANALYSIS_VERSION - 1
     doc["verdicts"]["theorem8"]["extra"]["mi"] = -1.0
     doc["figures"]["accuracy"] = -1.0
-    path.write_text(json.dumps(doc))
+    write_owned(path.parent, {path.name: json.dumps(doc)}, DEPTH)   # as an older code wrote it
     capsys.readouterr()
     assert main(["zoo", "depth-report", str(grid), "--out", str(out), *SIZES]) == 0
     said = capsys.readouterr().out

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from extraction.contributions import Contributions, Member
+from infodiv.outputs import adopt
 
 N, C = 80, 4
 MODELS = (("llama-d8-L1-s0", 1, 0), ("llama-d8-L2-s0", 2, 0))
@@ -59,6 +60,7 @@ def _tiny_zoo(out) -> list[dict]:
                      "width": 8, "params": 100 * depth, "executions": depth, "n_members": m,
                      "steps": 10, "train_accuracy_check": None})
     (out / "summary.json").write_text(json.dumps(rows))
+    adopt(out, "infodiv zoo report", ["summary.json"])     # the records, as a report wrote them
     return rows
 
 

@@ -141,8 +141,10 @@ def test_stale_replicate_cache_is_recomputed(tmp_path):
     key = json.loads(meta.read_text())
     assert key["version"] == REPLICATES_VERSION
     np.savez_compressed(path, **{k: v + 1.0 for k, v in fresh.items()})
-    assert cached_replicates(run, path, idx, probe=False)["accuracy"][0] == fresh[
-        "accuracy"][0] + 1.0                                        # same key: reused
+    said = []                     # same key, but not the file the toolkit wrote: recomputed
+    edited = cached_replicates(run, path, idx, probe=False, log=said.append)
+    assert np.array_equal(edited["accuracy"], fresh["accuracy"])
+    assert any("replicates.npz changed since" in m and "recomputing" in m for m in said), said
     key.pop("version")                   # a cache written before the version (stale probe)
     meta.write_text(json.dumps(key))
     again = cached_replicates(run, path, idx, probe=False)
