@@ -321,7 +321,8 @@ def test_performance_page_quotes_the_grid_benchmark():
     assert f"**{p['analysis_cpu_s'] / 3600:.0f} CPU hours** for the grid" in page
     lo, hi = p["extract_gpu_s"]
     assert f"**{lo / 3600:.1f} to {hi / 3600:.0f} GPU hours**" in page
-    assert f"(load average {doc['load_average_start'][0]:.1f} at its start)" in page
+    assert (f"(load average {doc['load_average_start'][0]:.1f} at its start, "
+            f"{doc['load_average_end'][0]:.1f} at its end;") in page
     for n, digits in (("1", 0), ("8", 0), ("64", 1)):
         w = p["cpu_workers"][n]["wall_s"]
         assert (f"| {n} CPU workers | {w[0] / 3600:.{digits}f} to {w[1] / 3600:.{digits}f} |"
