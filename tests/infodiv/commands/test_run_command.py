@@ -304,7 +304,7 @@ def test_a_damaged_stage_is_recomputed_and_says_so(stories_run, capsys):
     assert "curves/report.json is missing or changed" in capsys.readouterr().err
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "curves: curves/report.json is missing or changed since it was written; " \
+    assert "curves: curves/report.json is missing or changed since infodiv curves wrote it; " \
            "recomputing" in out and "decompose: unchanged, skipped" in out
     assert json.loads(report.read_text())["run"]["N"] == 120
 
