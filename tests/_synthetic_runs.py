@@ -31,3 +31,14 @@ def synthetic_run(task="sst2", n=20, seed=0, model="some/model") -> Contribution
                           {"name": "L0.mlp#0", "kind": "mlp", "block": 0}],
                          ["negative", "positive"],
                          meta={"task": task, "n_examples": n, "model": {"model_id": model}})
+
+
+def saved_tiny_run(path, n=40):
+    """A saved 3-member, 2-option run of n rows (alternating labels, Gaussian members)."""
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(n, 3, 2)).astype(np.float32)
+    members = [Member("embed", "embed"), Member("L0", "attn", 0), Member("L1", "attn", 1)]
+    return Contributions(u, np.zeros(2, np.float32), np.arange(n) % 2, u.sum(1),
+                         np.ones((n, 3)), members, ["a", "b"],
+                         meta={"task": "t", "n_examples": n, "model": {"model_id": "m"}}
+                         ).save(path)

@@ -12,43 +12,25 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
+from _cli_checks import one_line_error
 from _paths import ROOT
+from _synthetic_runs import saved_tiny_run
 from _tiny_tasks import word_records
 
-from extraction.contributions import Contributions, Member
+from extraction.contributions import Contributions
 from extraction.planning import SHARD_SIZE
 from infodiv.cli import main
-
-
-def one_line(capsys, argv, code, *needles) -> str:
-    rc = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert rc == code, err
-    assert "\n" not in err and "Traceback" not in err, err
-    for needle in needles:
-        assert needle in err, (needle, err)
-    return err
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 def test_a_full_disk_is_one_line_naming_the_file(capsys, tmp_path):
     out = tmp_path / "rows.json"
     out.symlink_to("/dev/full")          # every write there fails with ENOSPC
-    one_line(capsys, ["validate", "--cases", "gaussian_entropy", "--methods", "gaussian",
-                      "--seeds", "1", "--n", "200", "--out", str(out), "--overwrite"], 1,
-             "infodiv validate: error:", "rows.json", "No space left on device (ENOSPC)")
-
-
-def _run(path, n=40):
-    rng = np.random.default_rng(0)
-    u = rng.normal(size=(n, 3, 2)).astype(np.float32)
-    members = [Member("embed", "embed"), Member("L0", "attn", 0), Member("L1", "attn", 1)]
-    return Contributions(u, np.zeros(2, np.float32), np.arange(n) % 2, u.sum(1),
-                         np.ones((n, 3)), members, ["a", "b"],
-                         meta={"task": "t", "n_examples": n, "model": {"model_id": "m"}}
-                         ).save(path)
+    one_line_error(capsys, ["validate", "--cases", "gaussian_entropy", "--methods", "gaussian",
+                            "--seeds", "1", "--n", "200", "--out", str(out), "--overwrite"],
+                   "infodiv validate: error:", "rows.json", "No space left on device (ENOSPC)",
+                   code=1)
 
 
 @pytest.mark.parametrize("code, name", [(errno.EACCES, "EACCES"), (errno.EROFS, "EROFS"),
@@ -56,7 +38,7 @@ def _run(path, n=40):
 def test_an_os_error_of_a_stage_is_one_line_exit_1(capsys, tmp_path, monkeypatch, code, name):
     import infodiv.study.pipeline as pipeline
 
-    run = _run(tmp_path / "run")
+    run = saved_tiny_run(tmp_path / "run")
     target = tmp_path / "run" / "decompositions" / "decompositions.json"
 
     def stage(*a, **k):
@@ -64,8 +46,8 @@ def test_an_os_error_of_a_stage_is_one_line_exit_1(capsys, tmp_path, monkeypatch
             code, os.strerror(code), str(target))
 
     monkeypatch.setattr(pipeline, "decompose_stage", stage)
-    one_line(capsys, ["decompose", str(run), "--no-every-variant"], 1,
-             str(target), f"{os.strerror(code)} ({name})")
+    one_line_error(capsys, ["decompose", str(run), "--no-every-variant"],
+                   str(target), f"{os.strerror(code)} ({name})", code=1)
 
 
 # ------------------------------------------------------------------ Ctrl-C
@@ -103,8 +85,8 @@ def test_ctrl_c_says_how_many_examples_are_saved_and_a_rerun_resumes(
         return real(*a, **k)
 
     monkeypatch.setattr(shardloop, "_compute_shard", interrupted_third)
-    err = one_line(capsys, argv, 130, f"infodiv {command}: interrupted: {2 * SHARD_SIZE} of "
-                                      f"{n} examples saved in ", "to resume")
+    err = one_line_error(capsys, argv, f"infodiv {command}: interrupted: {2 * SHARD_SIZE} of "
+                                       f"{n} examples saved in ", "to resume", code=130)
     if command == "extract":
         assert "rerun the same command to resume" in err
     else:

@@ -4,11 +4,10 @@ before any work: one line on stderr naming both options, exit 2, no traceback; t
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from _cli_checks import one_line_error
+from _synthetic_runs import saved_tiny_run
 
-from extraction.contributions import Contributions, Member
 from infodiv.cli import main
 
 #: (argv, the words the one line must hold); "x" is a run folder that does not exist: the
@@ -50,22 +49,12 @@ def test_validate_out_follows_its_suffix(capsys, tmp_path, suffix, like):
     assert not out.exists()
 
 
-def _run(path, n=40):
-    rng = np.random.default_rng(0)
-    u = rng.normal(size=(n, 3, 2)).astype(np.float32)
-    members = [Member("embed", "embed"), Member("L0", "attn", 0), Member("L1", "attn", 1)]
-    return Contributions(u, np.zeros(2, np.float32), np.arange(n) % 2, u.sum(1),
-                         np.ones((n, 3)), members, ["a", "b"],
-                         meta={"task": "t", "n_examples": n, "model": {"model_id": "m"}}
-                         ).save(path)
-
-
 def test_report_refuses_the_same_run_twice(capsys, tmp_path):
-    run = _run(tmp_path / "run")
+    run = saved_tiny_run(tmp_path / "run")
     one_line_error(capsys, ["report", str(run), str(run)], "given twice", "give each run once")
     # a run folder and its contributions/ are the same run
     root = tmp_path / "folder"
-    _run(root / "contributions")
+    saved_tiny_run(root / "contributions")
     (root / "run.json").write_text("{}")
     one_line_error(capsys, ["report", str(root), str(root / "contributions")], "given twice")
     assert not (run / "report.html").exists() and not (root / "report.html").exists()
@@ -88,7 +77,7 @@ def fake_decompose(monkeypatch):
 
 
 def test_inference_zero_says_in_one_line_what_still_resamples(capsys, tmp_path, fake_decompose):
-    run = _run(tmp_path / "run")
+    run = saved_tiny_run(tmp_path / "run")
     assert main(["decompose", str(run), "--inference", "0", "--info-method", "usable",
                  "gaussian"]) == 0
     err = capsys.readouterr().err.strip()
@@ -117,7 +106,7 @@ def test_a_page_without_inference_claims_no_resample_sizes(tmp_path):
 
     from infodiv.reports.curves_md import curves_markdown
 
-    run = _run(tmp_path / "run", n=60)
+    run = saved_tiny_run(tmp_path / "run", n=60)
     assert main(["curves", str(run), "--no-inference", "--no-graph", "--no-selection-verdicts",
                  "--out", str(tmp_path / "curves")]) == 0
     doc = json.loads((tmp_path / "curves" / "report.json").read_text())

@@ -131,22 +131,6 @@ def test_report_keeps_the_users_page_folder_and_files(capsys, extraction, tmp_pa
 
 
 # ------------------------------------------------------------------ extract --out
-@pytest.fixture
-def extract_argv(tmp_path):
-    """``infodiv extract`` on a 4-row task file with a model folder the pre-checks accept."""
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "config.json").write_text("{}")
-    data = tmp_path / "data.csv"
-    data.write_text("text,y\ngood film,1\nbad film,0\nfun,1\nboring,0\n")
-
-    def argv(out, *more):
-        return ["extract", "--model", str(model), "--task-file", str(data), "--template",
-                "{text} Answer: {answer}", "--options", "negative,positive", "--label-field",
-                "y", "--out", str(out), "--quiet", *more]
-    return argv
-
-
 def test_extract_overwrite_never_replaces_a_run_folders_extraction(capsys, no_model_load,
                                                                    tmp_path, extract_argv):
     root = tmp_path / "finished"

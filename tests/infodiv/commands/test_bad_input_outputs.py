@@ -30,22 +30,6 @@ def snapshot(path: Path) -> dict:
     return {p: p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
-@pytest.fixture
-def extract_argv(tmp_path):
-    """``infodiv extract`` on a 4-row task file with a model folder the pre-checks accept."""
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "config.json").write_text("{}")
-    data = tmp_path / "data.csv"
-    data.write_text("text,y\ngood film,1\nbad film,0\nfun,1\nboring,0\n")
-
-    def argv(out, *more):
-        return ["extract", "--model", str(model), "--task-file", str(data), "--template",
-                "{text} Answer: {answer}", "--options", "negative,positive", "--label-field",
-                "y", "--out", str(out), "--quiet", *more]
-    return argv
-
-
 # ------------------------------------------------------------------ library: Contributions.save
 def test_save_refuses_a_folder_with_other_things(tmp_path):
     d = tmp_path / "d"
