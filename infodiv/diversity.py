@@ -16,7 +16,7 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import lapack
 
-__all__ = ["diversity_design", "diversity_fit"]
+__all__ = ["diversity_design", "diversity_fit", "chain_non_redundancies"]
 
 
 def _coords(members, d: int) -> np.ndarray:
@@ -62,26 +62,35 @@ def _chain_non_redundancy(cov, d, x, a, b) -> tuple:
     if len(order) != len(b) or not a:
         return (_non_redundancy(cov, d, x, a) if a else None), _non_redundancy(cov, d, x, b)
     ds, dx = _coords(order, d), _coords([x], d)
-    sss = cov[np.ix_(ds, ds)]
+    sss = cov[ds[:, None], ds]
     chol, info = lapack.dpotrf(sss, lower=1, clean=1)
     if info == 0:
         rcond, info = lapack.dpocon(chol, np.abs(sss).sum(axis=0).max(), uplo="L")
     if info != 0 or not rcond >= np.finfo(np.float64).eps:
         return _non_redundancy(cov, d, x, a), _non_redundancy(cov, d, x, b)
-    w = linalg.solve_triangular(chol, cov[np.ix_(ds, dx)], lower=True, check_finite=False)
-    tr = np.trace(cov[np.ix_(dx, dx)])
+    w, info = lapack.dtrtrs(chol, cov[ds[:, None], dx], lower=1)   # L w = Σ_Bx
+    tr = np.trace(cov[dx[:, None], dx])
     return (float(1.0 - (w[:len(a) * d] ** 2).sum() / tr), float(1.0 - (w ** 2).sum() / tr))
 
 
-def diversity_design(triples, singles, cov, d) -> dict:
+def chain_non_redundancies(triples, cov, d) -> list:
+    """``(x's non-redundancy with A, with B)`` of every triple (``{"A", "B", "x"}``) from the
+    joint covariance ``cov`` of the members' ``d`` coordinates each (no label enters)."""
+    return [_chain_non_redundancy(cov, d, t["x"], t["A"], t["B"]) for t in triples]
+
+
+def diversity_design(triples, singles, cov, d, non_redundancy=None) -> dict:
     """The regression's pairs and design: every (S, x) of the triples with S ≠ ∅.
 
     Returns ``index`` ``[P, 2]`` (triple, 0 for A / 1 for B), ``diversity`` ``[P]`` (x's
     non-redundancy with S) and ``controls`` ``[P, 3]`` ([1, ρ_x(∅), |S|]).
+    ``non_redundancy``: :func:`chain_non_redundancies` of the triples when already known
+    (``cov`` is then not read).
     """
+    if non_redundancy is None:
+        non_redundancy = chain_non_redundancies(triples, cov, d)
     index, rows = [], []
-    for i, t in enumerate(triples):
-        nr = _chain_non_redundancy(cov, d, t["x"], t["A"], t["B"])
+    for i, (t, nr) in enumerate(zip(triples, non_redundancy)):
         for col, key in enumerate(("A", "B")):
             if len(t[key]):
                 index.append((i, col))

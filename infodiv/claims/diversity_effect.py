@@ -11,6 +11,8 @@ random others (β > 0 by construction).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ._cases import MARGINS, scalar_claim
@@ -20,19 +22,51 @@ from ._pairs import pairs_partial_r, pairs_quick
 __all__ = ["CLAIM", "partial_r", "design_of"]
 
 
+#: (digest of the rows' members, digest of the chains) -> the chains' non-redundancies, the
+#: :data:`_KEPT` last used: they read no label, so the replicates on unchanged rows (every
+#: label permutation and rerun, each objective) share one computation
+_NON_REDUNDANCY: dict = {}
+_KEPT = 16
+
+
+def _digest(parts) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        part = np.ascontiguousarray(part)
+        h.update(f"{part.dtype}{part.shape}".encode())
+        h.update(part.reshape(-1).view(np.uint8))
+    return h.digest()
+
+
+def non_redundancy(rep, rows) -> list:
+    """x's non-redundancy with A and with B of every chain (``rows``), from the covariance
+    of the replicate's member variables (computed once per distinct rows and chains)."""
+    from ..diversity import chain_non_redundancies
+    from ..information import member_variables
+
+    key = (_digest([rep.run.u]), _digest([p for a, b, x in rep.chains for p in (a, b, [x])]))
+    nr = _NON_REDUNDANCY.pop(key, None)
+    if nr is None:
+        x = member_variables(rep.run.u)
+        cov = np.cov(x.reshape(x.shape[0], -1), rowvar=False)
+        nr = chain_non_redundancies(rows, cov, x.shape[2])
+    _NON_REDUNDANCY[key] = nr                      # the last used go last
+    while len(_NON_REDUNDANCY) > _KEPT:
+        del _NON_REDUNDANCY[next(iter(_NON_REDUNDANCY))]
+    return nr
+
+
 def design_of(rep) -> dict:
     """The regression's pairs and design on this replicate (``diversity.diversity_design``):
     non-redundancies from the run's member covariance, ρ_x(∅) and |S| from its fit."""
     def compute():
         from ..diversity import diversity_design
-        from ..information import member_variables
 
-        x = member_variables(rep.run.u)
-        cov = np.cov(x.reshape(x.shape[0], -1), rowvar=False)
         u = chain_values(rep)
         rows = [{"A": a, "B": b, "x": int(xx), "gain_A": float(g[1] - g[0]),
                  "gain_B": float(g[3] - g[2])} for (a, b, xx), g in zip(rep.chains, u)]
-        return rows, diversity_design(rows, singleton_gains(rep), cov, x.shape[2])
+        return rows, diversity_design(rows, singleton_gains(rep), None, None,
+                                      non_redundancy=non_redundancy(rep, rows))
     return rep.cached("diversity_design", compute)
 
 

@@ -34,7 +34,7 @@ from ._cases import MARGINS, redundancy_copies
 from ._control import needs_members
 
 __all__ = ["CLAIM", "within_class_dependence", "label_signal", "dependence_test", "decide",
-           "N_WITHIN"]
+           "null_statistic", "N_WITHIN"]
 
 #: within-class permutations per replicate (p can reach 1/40 < 0.05)
 N_WITHIN = 39
@@ -49,26 +49,49 @@ def _coordinates(u, labels):
     return x, keep
 
 
+class _Dependence:
+    """dep (module docstring) of one ``u`` ``[N, M, C]`` under any within-class row
+    re-indexing: the coordinates, their members and the pairs of different members are
+    found once; each call gathers the kept coordinates of every class's (re-indexed) rows
+    straight into the ``[n_y, D]`` matrix the correlations are taken of (the same values in
+    the same column-major layout as boolean-indexing the re-indexed ``[N, M, C]`` array, so
+    every reduction adds in the same order)."""
+
+    def __init__(self, u, labels):
+        self.y = np.asarray(labels)
+        x, keep = _coordinates(u, self.y)
+        self.n, m, c = x.shape
+        self.flat = x.reshape(-1)
+        member, option = np.nonzero(keep)          # the kept coordinates in row-major order
+        self.member, self.offset = member, (member * c + option)[:, None]
+        self.stride = m * c
+        other = member[:, None] != member[None, :]
+        self.n_pairs = other.sum()
+        self.other = np.flatnonzero(other)
+        self.classes = [np.flatnonzero(self.y == cls) for cls in np.unique(self.y)]
+
+    def __call__(self, perms=None) -> float:
+        """dep with member m's rows of class y taken in the order ``perms[y][m]`` (per class
+        ``[M, n_y]``, as :func:`~infodiv.inference.surrogates.class_permutations` draws
+        them; None: the rows as they are)."""
+        if self.n_pairs == 0:
+            return float("nan")
+        dep = 0.0
+        for k, idx in enumerate(self.classes):
+            src = idx[None, :] if perms is None else perms[k][self.member]
+            z = self.flat.take(src * self.stride + self.offset).T   # [n_y, D], F-ordered
+            z = z - z.mean(axis=0)                       # standardised: z.std's own terms
+            z /= np.sqrt((z * z).sum(axis=0) / z.shape[0])
+            r = (z.T @ z) / z.shape[0]
+            dep += (z.shape[0] / self.n) * float((r.take(self.other) ** 2).sum() / self.n_pairs)
+        return dep
+
+
 def within_class_dependence(u, labels, rows=None) -> float:
     """dep (module docstring) of ``u`` ``[N, M, C]``; ``rows`` ``[N, M]`` re-indexes each
     member's rows (a within-class permutation), None keeps them."""
-    y = np.asarray(labels)
-    x, keep = _coordinates(u, y)
-    n, m, c = x.shape
-    if rows is not None:
-        x = x[rows, np.arange(m)[None, :], :]
-    member = np.repeat(np.arange(m), c).reshape(m, c)[keep]
-    other = member[:, None] != member[None, :]
-    n_pairs = other.sum()
-    if n_pairs == 0:
-        return float("nan")
-    dep = 0.0
-    for cls in np.unique(y):
-        z = x[y == cls][:, keep]
-        z = (z - z.mean(axis=0)) / z.std(axis=0)
-        r = (z.T @ z) / z.shape[0]
-        dep += (z.shape[0] / n) * float((r[other] ** 2).sum() / n_pairs)
-    return dep
+    dependence = _Dependence(u, labels)
+    return dependence(None if rows is None else [rows[idx].T for idx in dependence.classes])
 
 
 def label_signal(u, labels) -> float:
@@ -86,12 +109,13 @@ def label_signal(u, labels) -> float:
 def dependence_test(u, labels, rng, n_within: int = N_WITHIN) -> np.ndarray:
     """``[excess, count, n_within, dep]``: dep, its excess over the mean of ``n_within``
     within-class permutations and how many of them reach it."""
-    from ..inference.surrogates import within_class_permutation
+    from ..inference.surrogates import class_permutations
 
     m = np.asarray(u).shape[1]
-    dep = within_class_dependence(u, labels)
-    null = np.array([within_class_dependence(
-        u, labels, within_class_permutation(labels, m, rng)) for _ in range(n_within)])
+    dependence = _Dependence(u, labels)
+    dep = dependence()
+    null = np.array([dependence([perm for _, perm in class_permutations(labels, m, rng)])
+                     for _ in range(n_within)])
     return np.array([dep - null.mean(), float((null >= dep).sum()), float(n_within), dep])
 
 
@@ -99,6 +123,18 @@ def statistic(rep) -> np.ndarray:
     """``[excess, count, n_within, dep, signal]`` on this replicate's rows."""
     test = dependence_test(rep.run.u, rep.run.labels, rep.rng)
     return np.append(test, label_signal(rep.run.u, rep.run.labels))
+
+
+def null_statistic(rep) -> np.ndarray:
+    """Under the label null :func:`decide` reads the label signal only: the within-class
+    draws of :func:`statistic` are made (the stream advances as there) and the dependence
+    entries left NaN."""
+    from ..inference.surrogates import class_permutations
+
+    for _ in range(N_WITHIN):
+        class_permutations(rep.run.labels, rep.run.n_members, rep.rng)
+    nan = float("nan")
+    return np.array([nan, nan, float(N_WITHIN), nan, label_signal(rep.run.u, rep.run.labels)])
 
 
 def quick(rep, rng, n_bootstrap) -> dict:
@@ -157,7 +193,8 @@ CLAIM = Claim(
     rule="within-class permutation p < {alpha} (members permuted independently within each "
          "class: the premise made true), excess > 0, and the members' label signal beyond its "
          "label-permutation null (p < {alpha})",
-    quick=quick, decide=decide, surrogate_kwargs=redundancy_copies, applies=needs_members,
+    quick=quick, decide=decide, null_statistic=null_statistic,
+    surrogate_kwargs=redundancy_copies, applies=needs_members,
     units="dimensionless (squared correlation)",
     group="control", short="dependence given Y", default=True,
     margin=MARGINS["squared_correlation"], members_only=True,

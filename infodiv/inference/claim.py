@@ -155,6 +155,10 @@ class Claim:
         refitted bootstrap
     decide : optional rule for a vector statistic, ``decide(value, se, null, alpha) ->
         (detected, summary dict)``; default the three-part rule of a scalar
+    null_statistic : optional ``null_statistic(rep)``: the statistic as far as ``decide``
+        reads its label-null draws (the entries it never reads NaN), drawing from the
+        replicate's stream exactly as ``statistic`` does (the claims after it see the same
+        stream); the label-permutation replicates call it instead of ``statistic``
     surrogate_kwargs : optional ``surrogate_kwargs(run, design) -> dict`` for the surrogate
     applies : optional ``applies(run, design) -> str | None``: why the claim cannot be tested
         on this run (None: it can)
@@ -189,6 +193,7 @@ class Claim:
     rule: str
     quick: Callable[[Replicate, np.random.Generator, int], dict | None] | None = None
     decide: Callable[..., tuple[bool, dict]] | None = None
+    null_statistic: Callable[[Replicate], float | np.ndarray] | None = None
     surrogate_kwargs: Callable[[Any, Design], dict] | None = None
     applies: Callable[[Any, Design], str | None] | None = None
     units: str = "{units}"

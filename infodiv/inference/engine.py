@@ -19,7 +19,8 @@ statistic is a callable (the claim's, of one :class:`~infodiv.inference.claim.Re
 - the label-permutation null: labels shuffled (class counts kept) and the whole pipeline rerun
   K times; null mean, 2.5–97.5% range, p = (1 + #{null at least as extreme in the claim's
   direction}) / (1 + K) (never 0), the null-corrected value θ̂ − m₀ with the same re-centred
-  spread;
+  spread (a claim whose rule reads only part of its null computes only that part there:
+  ``Claim.null_statistic``);
 - the verdict: the three-part rule (interval and null-corrected interval beyond 0 on the
   claim's side, p < α) or the claim's own rule for a vector statistic; the same rule on the
   other side (*opposite*), and the conclusion — holds, opposite, absent within the claim's
@@ -68,15 +69,22 @@ INTERVAL_METHODS = {"percentile": "example bootstrap, everything refitted, perce
 
 class ClaimStatistics:
     """``pipeline(run, rng) -> {claim name: statistic}``: one :class:`Replicate` (one fit)
-    shared by all ``claims`` (:mod:`~infodiv.inference.replicates`' pipeline protocol)."""
+    shared by all ``claims`` (:mod:`~infodiv.inference.replicates`' pipeline protocol);
+    ``null``: each claim's ``null_statistic`` where it has one (:meth:`under_null`)."""
 
-    def __init__(self, claims, design: Design):
-        self.claims, self.design = tuple(claims), design
+    def __init__(self, claims, design: Design, null: bool = False):
+        self.claims, self.design, self.null = tuple(claims), design, null
         self.directions = {c.name: c.direction for c in self.claims}
+
+    def under_null(self) -> ClaimStatistics:
+        """The pipeline of the label-permutation replicates
+        (:func:`~infodiv.inference.nulls.permutation_null`)."""
+        return ClaimStatistics(self.claims, self.design, null=True)
 
     def __call__(self, run, rng) -> dict:
         rep = Replicate(run, self.design, rng)
-        return {c.name: c.statistic(rep) for c in self.claims}
+        return {c.name: (c.null_statistic if self.null and c.null_statistic is not None
+                         else c.statistic)(rep) for c in self.claims}
 
 
 def detect(claim: Claim, stat: dict | None, null, alpha: float) -> bool:

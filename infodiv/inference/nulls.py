@@ -123,7 +123,9 @@ def permutation_null(run, pipeline, *, n_permutations: int = 200, observed: dict
                      random_state=0, n_jobs=1, progress: bool = True) -> NullResult:
     """Label-permutation null of every statistic of ``pipeline`` (module docstring).
 
-    ``observed`` (name → value) defaults to one run of the pipeline on the unchanged run.
+    ``observed`` (name → value) defaults to one run of the pipeline on the unchanged run. The
+    permuted runs go through ``pipeline.under_null()`` where the pipeline has one (the
+    statistics as far as their nulls are read).
     """
     if n_permutations < 19:
         raise ValueError(f"n_permutations must be >= 19 (p can reach 0.05), got {n_permutations}")
@@ -135,7 +137,9 @@ def permutation_null(run, pipeline, *, n_permutations: int = 200, observed: dict
     if observed is None:
         observed = stack(run_replicates(run, pipeline, "identity", [obs_root]))[0]
         observed = {k: v[0] for k, v in observed.items()}
-    null, errors = stack(run_replicates(run, pipeline, "permutation",
+    under_null = getattr(pipeline, "under_null", None)
+    null, errors = stack(run_replicates(run, under_null() if under_null else pipeline,
+                                        "permutation",
                                         perm_root.spawn(n_permutations), n_jobs=n_jobs,
                                         progress="label permutations" if progress else None))
     out = {name: null_summary(observed[name], dist, directions.get(name, "greater"), name=name,

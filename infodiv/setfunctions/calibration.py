@@ -15,6 +15,7 @@ from estimators.numerics import log_softmax, logsumexp
 from estimators.validation import to_base
 
 from ._newton import newton_fit, prior_steps
+from ._prefix import accuracy_scores
 
 __all__ = ["READOUT_METRICS", "readout_scores", "fit_calibration"]
 
@@ -27,14 +28,17 @@ READOUT_METRICS = ("accuracy", "cross_entropy", "brier")
 def readout_scores(z: np.ndarray, y: np.ndarray, metric: str, overwrite=False) -> np.ndarray:
     """Per-example metric of logits ``z`` ``[..., C, n]`` for labels ``y`` ``[n]`` → ``[..., n]``.
 
-    accuracy: 1/|argmax set| when y is among the maximal logits (ties split evenly), else 0;
+    accuracy: 1/|argmax set| when y is among the maximal logits (ties split evenly), else 0
+    (NaN where a logit is NaN);
     cross_entropy: −log2 softmax(z)_y; brier: Σ_j (softmax(z)_j − 1[j = y])².
     ``overwrite``: z is scratch and may be overwritten.
     """
+    if metric == "accuracy":   # compiled (infodiv.setfunctions._prefix): the same values
+        flat = np.ascontiguousarray(z, dtype=np.float64).reshape((-1,) + z.shape[-2:])
+        out = np.empty((flat.shape[0], z.shape[-1]))
+        accuracy_scores(flat, np.ascontiguousarray(y, dtype=np.int64), out)
+        return out.reshape(z.shape[:-2] + (z.shape[-1],))
     mask = np.arange(z.shape[-2])[:, None] == y[None, :]  # [C, n]
-    if metric == "accuracy":
-        top = z >= z.max(axis=-2, keepdims=True)
-        return (top & mask).any(axis=-2) / top.sum(axis=-2)
     if metric == "cross_entropy":  # log-sum-exp minus the label's logit
         zy = z[..., y, np.arange(z.shape[-1])]
         return to_base(logsumexp(z, axis=-2, overwrite=overwrite) - zy, 2)

@@ -20,6 +20,7 @@ import numpy as np
 from estimators.validation import check_labels
 
 from ..warncollect import CalibrationWarning
+from ._prefix import prefix_accuracy
 from .base import SetFunction, check_members, duplicate_groups, member_indicator, split_halves
 from .calibration import READOUT_METRICS, fit_calibration, readout_scores
 
@@ -38,6 +39,18 @@ class _SumState:
     guess: list | None = None
     fitted: list | None = None
     fresh: tuple | None = None  # (sign, mask [M]): members j whose fit of S ± {j} is in fitted
+
+
+def _prefix_logits(ut, bias, orders) -> np.ndarray:
+    """Logits ``[P·(M'+1), C, n]`` of every prefix of the orders ``[P, M']`` (member logits
+    ``ut`` [M, C, n], bias [C, n]): the cumulative sums along each order, then the bias."""
+    m1 = orders.shape[1] + 1
+    z = np.empty((len(orders), m1) + bias.shape)
+    for zi, o in zip(z, orders):
+        zi[0] = bias
+        np.cumsum(ut[o], axis=0, out=zi[1:])
+        zi[1:] += bias
+    return z.reshape((-1,) + bias.shape)
 
 
 class ReadoutSetFunction(SetFunction):
@@ -72,6 +85,8 @@ class ReadoutSetFunction(SetFunction):
         self.folds = split_halves(self.y, random_state, self.groups) if calibrated else None
         self._ut_folds = (None if not calibrated else  # C-ordered member logits of each half
                           [np.ascontiguousarray(self.ut[:, :, idx]) for idx in self.folds])
+        self._bias_folds = (None if not calibrated else
+                            [np.ascontiguousarray(self.bias[:, idx]) for idx in self.folds])
 
     def _score_logits(self, z, init=None, return_params=False, parts=None):
         """Per-example scores ``[K, n]`` of logits ``[K, C, n]`` (and the per-fold fits).
@@ -194,24 +209,30 @@ class ReadoutSetFunction(SetFunction):
 
     def orders_scores(self, orders, max_elements: int = 1 << 22) -> np.ndarray:
         """Per-example scores ``[P, M+1, N]`` of every prefix of each of the P orders
-        ``[P, M]``: all prefixes scored in batched calibration fits of about ``max_elements``
-        logits (fewer, larger fits than one per order)."""
+        ``[P, M]``: uncalibrated accuracy in one compiled pass over the running sums
+        (:func:`~infodiv.setfunctions._prefix.prefix_accuracy`); otherwise all prefixes
+        scored in batched calibration fits of about ``max_elements`` logits (fewer, larger
+        fits than one per order)."""
         orders = np.asarray(orders, dtype=np.int64)
         if orders.ndim != 2:
             raise ValueError(f"orders must be [P, M'], got shape {orders.shape}")
-        idx = [check_members(o, self.n_members) for o in orders]
-        p, m1 = len(idx), orders.shape[1] + 1
+        for o in orders:
+            check_members(o, self.n_members)
+        p, m1 = len(orders), orders.shape[1] + 1
         out = np.empty((p, m1, self.n_examples))
+        if self.metric == "accuracy" and not self.calibrated:
+            prefix_accuracy(self.ut, self.bias, self.y, orders, out)
+            return out
         step = max(1, max_elements // (m1 * self.bias.size))
         for lo in range(0, p, step):
-            block = idx[lo:lo + step]
-            z = np.empty((len(block), m1) + self.bias.shape)
-            for zi, o in zip(z, block):
-                zi[0] = self.bias
-                np.cumsum(self.ut[o], axis=0, out=zi[1:])
-                zi[1:] += self.bias
-            out[lo:lo + len(block)] = self._score_logits(
-                z.reshape((-1,) + self.bias.shape)).reshape(len(block), m1, -1)
+            block = orders[lo:lo + step]
+            if self.calibrated:   # the prefixes' logits built per fold (no strided copies)
+                parts = [_prefix_logits(ut, bias, block)
+                         for ut, bias in zip(self._ut_folds, self._bias_folds)]
+                scores = self._score_logits(None, parts=parts)
+            else:
+                scores = self._score_logits(_prefix_logits(self.ut, self.bias, block))
+            out[lo:lo + len(block)] = scores.reshape(len(block), m1, -1)
         return out
 
     def order_values(self, order) -> np.ndarray:
