@@ -24,26 +24,48 @@ def _coords(members, d: int) -> np.ndarray:
     return (np.asarray(members, dtype=np.int64).reshape(-1, 1) * d + np.arange(d)).ravel()
 
 
-def _non_redundancy(cov, d, x, s):
-    """1 − R² of the linear prediction of U_x from U_S (trace form) from a joint covariance."""
+def _non_redundancy(cov, d, x, s, singular: bool = False):
+    """1 − R² of the linear prediction of U_x from U_S (trace form) from a joint covariance;
+    ``singular``: Σ_SS is known not to be safely positive definite (solved by
+    :func:`_pivoted_solve` without trying Cholesky first)."""
     dx = _coords([x], d)
     if len(s) == 0:
         return 1.0
     ds = _coords(s, d)
     sxx, sxs, sss = cov[np.ix_(dx, dx)], cov[np.ix_(dx, ds)], cov[np.ix_(ds, ds)]
-    return float(1.0 - np.trace(sxs @ _solve_psd(sss, sxs.T)) / np.trace(sxx))
+    solve = _pivoted_solve if singular else _solve_psd
+    return float(1.0 - np.trace(sxs @ solve(sss, sxs.T)) / np.trace(sxx))
 
 
 def _solve_psd(a, b):
     """``a⁺ b`` for a covariance ``a``: Cholesky when ``a`` is well conditioned (the common
-    case: ~7× cheaper than an SVD at 240 coordinates), else the minimum-norm least-squares
-    solution (rank-revealing QR), which is what a singular set of members needs."""
+    case: ~7× cheaper than an SVD at 240 coordinates), else :func:`_pivoted_solve`, which is
+    what a singular set of members needs."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", linalg.LinAlgWarning)
         try:
             return linalg.solve(a, b, assume_a="pos", check_finite=False)
         except (linalg.LinAlgError, linalg.LinAlgWarning):
-            return linalg.lstsq(a, b, lapack_driver="gelsy", check_finite=False)[0]
+            return _pivoted_solve(a, b)
+
+
+def _pivoted_solve(a, b):
+    """A solution of ``a v = b`` for a singular covariance ``a`` ``[k, k]`` and ``b`` in its
+    range, by the rank-revealing Cholesky factorisation (LAPACK ``dpstrf``, its default
+    tolerance k·eps·max diag): Pᵀ a P = L Lᵀ with L's first r columns nonzero, L₁ its leading
+    r × r block. For b = a c (b in the range of a: here Σ_Sx = X_Sᵀ X_x / (n − 1) lies in
+    the range of Σ_SS = X_Sᵀ X_S / (n − 1)), v = P [L₁⁻ᵀ L₁⁻¹ (Pᵀ b)₁..ᵣ; 0] solves a v = b,
+    and bᵀ v = ‖L₁⁻¹ (Pᵀ b)₁..ᵣ‖² = bᵀ a⁺ b: the explained trace the minimum-norm
+    least-squares solution gives, for about a tenth of its cost at 1000 coordinates (the
+    pivoted factorisation stops at the rank)."""
+    chol, piv, rank, _ = lapack.dpstrf(a, lower=1)
+    p = piv - 1
+    l1 = chol[:rank, :rank]
+    w, _ = lapack.dtrtrs(l1, b[p[:rank]], lower=1)
+    v, _ = lapack.dtrtrs(l1, w, lower=1, trans=1)
+    out = np.zeros_like(b, dtype=np.float64)
+    out[p[:rank]] = v
+    return out
 
 
 def _chain_non_redundancy(cov, d, x, a, b) -> tuple:
@@ -54,7 +76,7 @@ def _chain_non_redundancy(cov, d, x, a, b) -> tuple:
     Σ_Bx) = ‖w‖² and tr(Σ_xA Σ_AA⁻¹ Σ_Ax) = ‖w_A‖² (the rows of A: forward substitution reads
     only the leading block). Where Σ_BB is not safely positive definite (LAPACK's reciprocal
     condition number below machine epsilon, as in :func:`_solve_psd`) each set is solved on its
-    own by :func:`_non_redundancy`.
+    own by :func:`_non_redundancy` (B by the pivoted factorisation at once).
     """
     a = [int(m) for m in a]
     seen = set(a)
@@ -67,7 +89,7 @@ def _chain_non_redundancy(cov, d, x, a, b) -> tuple:
     if info == 0:
         rcond, info = lapack.dpocon(chol, np.abs(sss).sum(axis=0).max(), uplo="L")
     if info != 0 or not rcond >= np.finfo(np.float64).eps:
-        return _non_redundancy(cov, d, x, a), _non_redundancy(cov, d, x, b)
+        return _non_redundancy(cov, d, x, a), _non_redundancy(cov, d, x, b, singular=True)
     w, info = lapack.dtrtrs(chol, cov[ds[:, None], dx], lower=1)   # L w = Σ_Bx
     tr = np.trace(cov[dx[:, None], dx])
     return (float(1.0 - (w[:len(a) * d] ** 2).sum() / tr), float(1.0 - (w ** 2).sum() / tr))

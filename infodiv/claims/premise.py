@@ -68,6 +68,7 @@ class _Dependence:
         other = member[:, None] != member[None, :]
         self.n_pairs = other.sum()
         self.other = np.flatnonzero(other)
+        self.same = np.nonzero(~other)       # the pairs within one member (diagonal included)
         self.classes = [np.flatnonzero(self.y == cls) for cls in np.unique(self.y)]
 
     def __call__(self, perms=None) -> float:
@@ -82,9 +83,22 @@ class _Dependence:
             z = self.flat.take(src * self.stride + self.offset).T   # [n_y, D], F-ordered
             z = z - z.mean(axis=0)                       # standardised: z.std's own terms
             z /= np.sqrt((z * z).sum(axis=0) / z.shape[0])
-            r = (z.T @ z) / z.shape[0]
-            dep += (z.shape[0] / self.n) * float((r.take(self.other) ** 2).sum() / self.n_pairs)
+            dep += (z.shape[0] / self.n) * self._squares(z) / self.n_pairs
         return dep
+
+    def _squares(self, z) -> float:
+        """Σ r_jk² over the pairs of coordinates of different members, r = zᵀz / n_y. With
+        more coordinates D than rows n_y, from the Gram matrix of the rows: Σ_all r² =
+        ‖zᵀz‖²_F / n_y² = ‖z zᵀ‖²_F / n_y² (both are tr((zᵀz)²)), less the pairs within a
+        member (Σ_i z_ij z_ik over those pairs only): n_y²·D instead of n_y·D² products."""
+        n_y, d = z.shape
+        if d <= n_y:
+            r = (z.T @ z) / n_y
+            return float((r.take(self.other) ** 2).sum())
+        j, k = self.same
+        within = np.einsum("ij,ij->j", z[:, j], z[:, k]) / n_y
+        gram = (z @ z.T) / n_y
+        return float((gram * gram).sum() - (within * within).sum())
 
 
 def within_class_dependence(u, labels, rows=None) -> float:
