@@ -9,10 +9,11 @@ that has the options involved:
   ``--n-permutations``, ``--power-replicates``, ``--n-orders``, ``--objective-sizes``);
   ``--info-null`` with ``--info-method none``; a prompt-choice option (``--choice-n``,
   ``--choice-start``, ``--choice-criterion``) without ``--choose-prompt``;
-- the same run folder twice in ``infodiv report`` is refused;
-- ``--inference 0`` / ``--decompose-inference 0`` with work that still resamples (Figures
-  3/5/7 in every variant, the model-based information terms: 20 example resamples, recorded
-  as such) says so in one line on stderr, with the option that skips it.
+- the same run folder twice in ``infodiv report`` is refused.
+
+``--inference 0`` / ``--decompose-inference 0`` needs no note: every stage it sizes draws no
+example resample then (Figures 3/5/7 in every variant and the model-based information terms
+give their point estimates, recorded with ``n_bootstrap`` 0 and no interval or p).
 
 Only options the user gave are judged: :func:`track_given` makes the parser record them in
 ``args._given``, so a default is never mistaken for a choice.
@@ -21,19 +22,15 @@ Only options the user gave are judged: :func:`track_given` makes the parser reco
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-__all__ = ["track_given", "given", "check_options", "MIN_RESAMPLES"]
+__all__ = ["track_given", "given", "check_options"]
 
 _GIVEN = "_given"
-#: the example resamples a stage still draws where ``--inference 0`` cannot skip them
-MIN_RESAMPLES = 20
 #: sizes of the verdicts that ``--no-inference`` skips
 _VERDICT_SIZES = ("n_bootstrap", "n_permutations", "power_replicates", "n_orders",
                   "objective_sizes")
 _CHOICE_OPTIONS = ("choice_n", "choice_start", "choice_criterion")
-_MODEL_BASED = ("gaussian", "copula")
 _recording_classes: dict = {}
 
 
@@ -110,26 +107,6 @@ def _skipped_options(args) -> None:
                         "--choose-prompt: add --choose-prompt or drop it")
 
 
-def _resamples_left(args, prog: str) -> None:
-    """``--inference 0``: say in one line what still resamples, and how to skip it."""
-    if getattr(args, "decompose_inference", None) != 0:
-        return
-    still = []
-    if not getattr(args, "no_every_variant", True):
-        still.append(("Figures 3/5/7 in every variant", "--no-every-variant"))
-    model_based = [m for m in (getattr(args, "info_method", None) or ()) if m in _MODEL_BASED]
-    if model_based and "none" not in (args.info_method or ()):
-        still.append((f"the {'/'.join(model_based)} information terms",
-                      "--info-method usable"))
-    if still:
-        what = " and ".join(w for w, _ in still)
-        how = " / ".join(h for _, h in still)
-        print(f"{prog}: warning: {_flag(args, 'decompose_inference')} 0 skips the resamples of "
-              f"the information terms and the depth estimand, but {what} still draw "
-              f"{MIN_RESAMPLES} example resamples (recorded as B = {MIN_RESAMPLES}); "
-              f"{how} skips them", file=sys.stderr)
-
-
 def _runs_once(args) -> None:
     """``infodiv report``: every run folder once (a folder and its ``contributions/`` count as
     the same run)."""
@@ -148,9 +125,9 @@ def _runs_once(args) -> None:
 
 
 def check_options(args, prog: str) -> None:
-    """Refuse (:class:`~infodiv.runfiles.UserError`, one line, exit 2) or note (one line on
-    stderr) the combinations of the module docstring; nothing is computed before."""
+    """Refuse (:class:`~infodiv.runfiles.UserError`, one line, exit 2) the combinations of the
+    module docstring; nothing is computed before (``prog``, the program's name, is kept for
+    the caller: nothing is printed here)."""
     _skipped_options(args)
     if args.command == "report":
         _runs_once(args)
-    _resamples_left(args, prog)

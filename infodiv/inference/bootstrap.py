@@ -151,6 +151,24 @@ class Estimates(ByStatistic):
                 "estimates": {k: e.to_dict() for k, e in self.estimates.items()}}
 
 
+def _reruns(run, pipeline, mc_root, n_mc: int, n_jobs, progress: bool):
+    """The ``n_mc`` reruns on the unchanged examples (children of ``mc_root``), stacked."""
+    return stack(run_replicates(run, pipeline, "identity", mc_root.spawn(n_mc), n_jobs=n_jobs,
+                                progress="MC reruns" if progress else None))
+
+
+def point_values(run, pipeline, *, n_mc: int = 10, random_state=0, n_jobs=1,
+                 progress: bool = False) -> dict:
+    """``{name: value}``: the point values :func:`two_level_bootstrap` reports with the same
+    ``random_state`` (the NaN-ignoring mean of its ``n_mc`` reruns on the unchanged examples),
+    without the example resamples (``--inference 0``)."""
+    mc, _ = _reruns(run, pipeline, check_seed_sequence(random_state).spawn(2)[0], n_mc, n_jobs,
+                    progress)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN statistics stay NaN
+        return {name: np.nanmean(runs, axis=0) for name, runs in mc.items()}
+
+
 def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10,
                         confidence: float = 0.95, stratify: bool = True,
                         interval: str = "percentile", random_state=0, n_jobs=1,
@@ -185,8 +203,7 @@ def two_level_bootstrap(run, pipeline, *, n_bootstrap: int = 200, n_mc: int = 10
     if interval not in BOOTSTRAP_INTERVALS:
         raise ValueError(f"interval must be one of {BOOTSTRAP_INTERVALS}, got {interval!r}")
     mc_root, boot_root = check_seed_sequence(random_state).spawn(2)
-    mc, mc_err = stack(run_replicates(run, pipeline, "identity", mc_root.spawn(n_mc),
-                                      n_jobs=n_jobs, progress="MC reruns" if progress else None))
+    mc, mc_err = _reruns(run, pipeline, mc_root, n_mc, n_jobs, progress)
     boot, errors = stack(run_replicates(run, pipeline, "bootstrap", boot_root.spawn(n_bootstrap),
                                         stratify=stratify, n_jobs=n_jobs,
                                         progress="example bootstrap" if progress else None))

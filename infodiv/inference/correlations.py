@@ -9,6 +9,9 @@ independent draws, so the textbook p-value of r over K points is invalid. Here:
   ``min(1, 2·min(1 + #{r_b ≤ 0}, 1 + #{r_b ≥ 0}) / (1 + B))``;
 - a leave-last-k-out sensitivity recomputes r (and its interval) without the last k junction
   points, which a single final point can dominate;
+- ``n_bootstrap=0`` (``infodiv decompose --inference 0``) draws no resample: every r is
+  computed, its interval and bootstrap p are ``None`` and the row says why
+  (``no_interval``: :data:`NO_RESAMPLES`);
 - every variant of the decomposition (:data:`VARIANTS`: logit, probability and the paper's
   Eq. 14, member scale "mean" = the paper's or "sum" = the model's) is available and named;
 - :func:`fisher_z_average` averages a measure's r across tasks through Fisher's z (weights
@@ -31,11 +34,14 @@ from estimators.validation import check_seed_sequence
 from infodiv.junctions import junction_curves
 from infodiv.tables import fisher_z_mean
 
-__all__ = ["VARIANTS", "junction_correlations", "fisher_z_average", "correlation"]
+__all__ = ["VARIANTS", "NO_RESAMPLES", "junction_correlations", "fisher_z_average",
+           "correlation"]
 
 #: name -> junction_curves arguments
 VARIANTS = {f"{space}/{scale}": {"space": space, "scale": scale}
             for space in ("logit", "probability", "paper_eq14") for scale in ("mean", "sum")}
+#: why a record holds a point estimate without interval or p (0 example resamples)
+NO_RESAMPLES = "no example resamples (--inference 0)"
 
 
 def correlation(x, y, method: str = "pearson") -> float:
@@ -100,16 +106,26 @@ def junction_correlations(run, *, variants=("logit/mean", "paper_eq14/mean"),
     Returns ``{"rows": [...], "n_points": K, "n_bootstrap": B, "replicates": {key: [B]}}``;
     each row has variant, measure, method, left_out (k), r, ci, p_bootstrap and the naive
     ``p_independent_points`` (Fisher t-test over K points, shown only to be contrasted).
+    ``n_bootstrap`` is 0 (no resample: ``ci``, ``ci_widened`` and ``p_bootstrap`` are None,
+    ``no_interval`` says why, ``replicates`` is empty) or at least 20.
     """
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown variants {unknown}; choose from {sorted(VARIANTS)}")
-    if n_bootstrap < 20:
-        raise ValueError(f"n_bootstrap must be >= 20, got {n_bootstrap}")
+    if n_bootstrap != 0 and n_bootstrap < 20:
+        raise ValueError(f"n_bootstrap must be 0 (no resample) or >= 20, got {n_bootstrap}")
     series = _series(run, variants, measures)
     n_points = len(next(iter(series.values()))["accuracy"])
     leave_last = tuple(k for k in leave_last if n_points - k >= 3)
     observed = _all_r(series, measures, methods, leave_last)
+    if not n_bootstrap:
+        rows = [{"variant": key[0], "measure": key[1], "method": key[2], "left_out": key[3],
+                 "n_points": n_points - key[3], "r": r, "ci": None, "ci_widened": None,
+                 "p_bootstrap": None, "no_interval": NO_RESAMPLES,
+                 "p_independent_points": _naive_p(r, n_points - key[3])}
+                for key, r in observed.items()]
+        return {"rows": rows, "n_points": n_points, "n_bootstrap": 0,
+                "leave_last": list(leave_last), "replicates": {}}
     seeds = check_seed_sequence(random_state).spawn(n_bootstrap)
     tasks = [(run, variants, measures, methods, leave_last, s) for s in seeds]
     boots = parallel_map(_boot_task, tasks, n_jobs=n_jobs, progress="correlation bootstrap")
@@ -147,6 +163,9 @@ def fisher_z_average(results, variant: str, measure: str, method: str = "pearson
     """Fisher-z average of r across tasks (``results``: task → :func:`junction_correlations`),
     with the percentile interval of the replicate-wise averages."""
     key = "|".join(map(str, (variant, measure, method, left_out)))
+    if any(not res.get("n_bootstrap") for res in results.values()):
+        raise ValueError("fisher_z_average needs the bootstrap replicates of every task; "
+                         f"a task has none ({NO_RESAMPLES})")
     rs, ns, dists = [], [], []
     for res in results.values():
         row = next(r for r in res["rows"] if (r["variant"], r["measure"], r["method"],

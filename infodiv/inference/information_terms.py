@@ -19,7 +19,9 @@ print as I(U;Y), relevancy and diversity of all members:
   Shannon quantities on near-deterministic members: every entry carries that sentence
   (:data:`MODEL_BASED`), and a value, interval end or null-corrected value above H(Y) is
   flagged (``information_exceeds_entropy``), as are Eq. 12 bounds outside [0, 1] and a
-  dimension too large for n.
+  dimension too large for n. ``n_resamples=0`` (``--inference 0``) draws no example resample:
+  the observed values only (the same numbers as with resamples), ``ci`` None and
+  ``no_interval`` saying why; a label null, if asked, still gives its mean and p.
 
 Every printed interval contains its estimate (an interval that misses it is extended to it by
 :func:`estimators.resampling.contain_estimate` and says by how much); the label nulls are
@@ -41,8 +43,9 @@ from ..information import (
     set_terms,
     valid_terms,
 )
+from .correlations import NO_RESAMPLES
 from .flags import check_bounds, check_dimension, check_information
-from .nulls import infer, null_summary
+from .nulls import infer, infer_points, null_summary
 
 __all__ = ["VALID_METHOD", "MODEL_METHODS", "METHODS", "MODEL_BASED", "ModelBasedTerms",
            "valid_inference", "model_based_inference", "information_inference",
@@ -157,30 +160,64 @@ class ModelBasedTerms:
         return out
 
 
-def model_based_inference(contrib, method: str, *, n_resamples: int, n_null: int, n_mc: int = 2,
-                          seed: int = 0, n_jobs=1) -> tuple[dict, list]:
-    """``({term: summary}, flags)`` of one model-based method (module docstring)."""
-    inf = infer(contrib, ModelBasedTerms(copula=method == "copula"), n_bootstrap=n_resamples,
-                n_permutations=n_null, n_mc=n_mc, random_state=seed, n_jobs=n_jobs,
-                progress=False)
-    terms, flags, where = {}, [], f"information ({method}, model-based)"
-    h_y = float(inf.bootstrap["h_y"].value)
+def _point_summaries(contrib, pipeline, *, n_null: int, n_mc: int, seed, n_jobs) -> dict:
+    """``{term: summary}`` without example resamples: the point values as
+    :func:`~infodiv.inference.nulls.infer` computes them (the mean of ``n_mc`` reruns on the
+    unchanged examples, the same seeds) with ``ci`` None, and the label null when ``n_null``
+    (its mean, range and p; the null-corrected value without interval)."""
+    values, null = infer_points(contrib, pipeline, n_permutations=n_null, n_mc=n_mc,
+                                random_state=seed, n_jobs=n_jobs)
+    values = {k: float(v) for k, v in values.items()}
+    out = {}
+    for name, value in values.items():
+        s = {"value": value, "ci": None, "n_bootstrap": 0, "no_interval": NO_RESAMPLES,
+             "n_mc": n_mc}
+        if null is not None and name in null:
+            nul = null[name]
+            s.update(null_mean=nul.null_mean, null_interval=[nul.null_low, nul.null_high],
+                     p=nul.p, alternative=nul.alternative, n_permutations=nul.n_permutations,
+                     corrected=value - nul.null_mean, corrected_ci=None)
+        out[name] = s
+    return out
+
+
+def _resampled_summaries(contrib, pipeline, *, n_resamples: int, n_null: int, n_mc: int, seed,
+                         n_jobs) -> dict:
+    """``{term: summary}`` under the refitted example bootstrap and the label null, every
+    interval containing its estimate."""
+    inf = infer(contrib, pipeline, n_bootstrap=n_resamples, n_permutations=n_null, n_mc=n_mc,
+                random_state=seed, n_jobs=n_jobs, progress=False)
+    out = {}
     for name in inf.bootstrap.estimates:
         s = inf.summary(name)
         s["ci"], gap = _contain(s["value"], s["ci"])
         if gap:
             s["interval_note"] = f"percentile interval extended by {gap:.3g} to its estimate"
+        out[name] = s
+    return out
+
+
+def model_based_inference(contrib, method: str, *, n_resamples: int, n_null: int, n_mc: int = 2,
+                          seed: int = 0, n_jobs=1) -> tuple[dict, list]:
+    """``({term: summary}, flags)`` of one model-based method (module docstring);
+    ``n_resamples`` 0: the observed values without intervals."""
+    pipeline = ModelBasedTerms(copula=method == "copula")
+    kw = {"n_null": n_null, "n_mc": n_mc, "seed": seed, "n_jobs": n_jobs}
+    summaries = (_resampled_summaries(contrib, pipeline, n_resamples=n_resamples, **kw)
+                 if n_resamples else _point_summaries(contrib, pipeline, **kw))
+    terms, flags, where = {}, [], f"information ({method}, model-based)"
+    h_y = float(summaries["h_y"]["value"])
+    for name, s in summaries.items():
         if name in _LABEL_FREE:
             for key in ("null_mean", "null_interval", "p", "corrected", "corrected_ci"):
                 s.pop(key, None)
             s["null_note"] = "does not involve Y: the label null leaves it unchanged"
         if name in _ABOUT_Y:
-            printed = [s["value"], *s["ci"], s.get("corrected", -np.inf),
+            printed = [s["value"], *(s["ci"] or ()), s.get("corrected", -np.inf),
                        *(s.get("corrected_ci") or ())]
             flags += check_information(printed, h_y, f"{where}: {name}")
         terms[name] = s
-    b = inf.bootstrap
-    flags += check_bounds(b["bound_lower"].value, b["bound_upper"].value, where)
+    flags += check_bounds(terms["bound_lower"]["value"], terms["bound_upper"]["value"], where)
     flags += check_dimension(contrib.n_members * (contrib.n_options - 1), contrib.labels, where)
     terms["validity"] = MODEL_BASED
     return terms, flags
@@ -194,8 +231,9 @@ def information_inference(contrib, methods=(VALID_METHOD,), *, n_resamples: int 
     ----------
     contrib : Contributions
     methods : names in :data:`METHODS` (default the valid ``usable`` only)
-    n_resamples : refitted example resamples of the model-based methods (the usable terms'
-        intervals come from their per-example terms: 2000 paired resamples, no refit)
+    n_resamples : refitted example resamples of the model-based methods, 0 or at least 20 (0:
+        their observed values only, without intervals; the usable terms' intervals come from
+        their per-example terms: 2000 paired resamples, no refit)
     n_null : label permutations (each reruns the whole procedure; 0 skips the null)
     seed, n_jobs, n_mc : seeds, joblib workers, Monte-Carlo reruns (model-based methods)
 

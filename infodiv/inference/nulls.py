@@ -29,7 +29,7 @@ import numpy as np
 from estimators.resampling import percentile_interval
 from estimators.validation import check_seed_sequence
 
-from .bootstrap import ByStatistic, Estimates, two_level_bootstrap
+from .bootstrap import ByStatistic, Estimates, point_values, two_level_bootstrap
 from .replicates import run_replicates, stack
 
 __all__ = ["NullSummary", "NullResult", "null_summary", "permutation_null", "null_corrected",
@@ -202,3 +202,17 @@ def infer(run, pipeline, *, n_bootstrap: int = 200, n_permutations: int = 200, n
         null = permutation_null(run, pipeline, n_permutations=n_permutations, observed=observed,
                                 random_state=null_seed, n_jobs=n_jobs, progress=progress)
     return Inference(boot, null)
+
+
+def infer_points(run, pipeline, *, n_permutations: int = 200, n_mc: int = 10, random_state=0,
+                 n_jobs=1, progress: bool = False) -> tuple[dict, dict | None]:
+    """``(values, null)``: :func:`infer` without example resamples (``--inference 0``): the
+    point values it reports with the same seeds (:func:`~.bootstrap.point_values`) and, when
+    ``n_permutations``, the label-permutation null against them (None otherwise)."""
+    boot_seed, null_seed = check_seed_sequence(random_state).spawn(2)
+    values = point_values(run, pipeline, n_mc=n_mc, random_state=boot_seed, n_jobs=n_jobs,
+                          progress=progress)
+    null = (permutation_null(run, pipeline, n_permutations=n_permutations, observed=values,
+                             random_state=null_seed, n_jobs=n_jobs, progress=progress)
+            if n_permutations else None)
+    return values, null

@@ -5,7 +5,9 @@
 their intervals, bracket and label null, then the model-based terms in a labelled table with
 their flags); :func:`depth_lines` renders its ``depth`` document
 (:func:`~infodiv.inference.information_terms.depth_inference`). Numbers are rounded for reading;
-the JSON keeps them all.
+the JSON keeps them all. Model-based terms computed without example resamples
+(``--inference 0``) print their observed values with "no interval (inference 0)", never a
+made-up interval.
 """
 
 from __future__ import annotations
@@ -17,8 +19,17 @@ from .markdown import fmt, interval, md_table
 __all__ = ["information_lines", "depth_lines"]
 
 
+#: the interval cell of a term computed without example resamples
+NO_INTERVAL = "no interval (inference 0)"
+
+
 def _g(x) -> str:
     return fmt(x, ".3g")
+
+
+def _ci(ci) -> str:
+    """``[low, high]``, or :data:`NO_INTERVAL` where there is none."""
+    return interval(ci) if ci else NO_INTERVAL
 
 
 def _valid_lines(v: dict) -> list[str]:
@@ -72,11 +83,22 @@ def _model_rows(method: str, terms: dict, flags: list) -> list:
         if not s:
             continue
         rows.append([method, term + _marks(flags, method, term), _g(s["value"]),
-                     interval(s["ci"]),
-                     f"{_g(s.get('corrected'))} {interval(s.get('corrected_ci'))}"
+                     _ci(s.get("ci")),
+                     f"{_g(s.get('corrected'))} {_ci(s.get('corrected_ci'))}"
                      if "corrected" in s else "–",
                      f"{_g(s.get('null_mean'))}, p = {_g(s.get('p'))}" if "p" in s else "–"])
     return rows
+
+
+def _sizes(settings: dict) -> str:
+    """The model-based terms' resamples and permutations, as the model-based methods ran them
+    (:func:`~infodiv.inference.information_terms.information_inference`)."""
+    b, k = settings.get("n_resamples"), settings.get("n_null")
+    boot = (f"B = {b} refitted example resamples" if b else
+            "B = 0: no example resamples (--inference 0), the observed values without "
+            "intervals")
+    null = f"K = {max(19, k)} label permutations" if k else "no label permutations"
+    return f"{boot}, {null}"
 
 
 def information_lines(doc: dict) -> list[str]:
@@ -103,14 +125,10 @@ def information_lines(doc: dict) -> list[str]:
     if rows:
         st = inf["settings"]
         lines += ["### Model-based terms (Gaussian / copula: not valid for a discrete label)",
-                  "", f"{MODEL_BASED[0].upper()}{MODEL_BASED[1:]}. B = {st['n_resamples']} "
-                  f"refitted example resamples, K = {max(19, st['n_null'])} label "
-                  "permutations.", ""]
+                  "", f"{MODEL_BASED[0].upper()}{MODEL_BASED[1:]}. {_sizes(st)}.", ""]
         lines += md_table(["method", "term", "observed", "95% CI", "null-corrected [95% CI]",
                            "null mean, p"], rows) + [""]
     return lines + [*summary_lines([Flag(**f) for f in inf.get("flags", [])]), ""]
-
-
 
 
 def depth_lines(doc: dict) -> list[str]:

@@ -164,10 +164,10 @@ def _information_inference_rows(dec: dict, n) -> list[dict]:
             known = [v for v in (t["value"], *(t.get("ci") or ())) if v is not None]
             mark = _over_entropy(max(known), h_y) if term == "joint" and known else ""
             ci = t.get("ci") or [None, None]
+            how = (f"example bootstrap B = {t.get('n_bootstrap')}" if t.get("ci") else
+                   t.get("no_interval") or "no interval")
             rows.append(_row(sec, f"{term}{mark}", t["value"], low=ci[0], high=ci[1],
-                             units="bits", estimator=f"{method} ({_MODEL_BASED}), example "
-                                                     f"bootstrap B = {t.get('n_bootstrap')}",
-                             n=n))
+                             units="bits", estimator=f"{method} ({_MODEL_BASED}), {how}", n=n))
             rows += _inferential_rows(sec, f"{term} ({method}, {_MODEL_BASED})", doc, "bits", n)
     for flag in inf.get("flags") or []:
         text = flag.get("message") or flag.get("name") if isinstance(flag, dict) else flag
@@ -249,7 +249,9 @@ def _inferential_rows(sec, what, doc: dict, units: str, n) -> list[dict]:
         ci = doc.get("corrected_ci") or [None, None]
         rows.append(_row(sec, f"{what}, null-corrected (observed − null mean)",
                          doc["corrected"], low=ci[0], high=ci[1], units=units,
-                         estimator="example bootstrap minus the null mean", n=n))
+                         estimator="example bootstrap minus the null mean"
+                         if doc.get("corrected_ci") else "observed minus the null mean, no "
+                         "interval (no example resamples)", n=n))
     return rows
 
 

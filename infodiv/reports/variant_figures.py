@@ -11,11 +11,13 @@ them (:func:`~infodiv.inference.correlations.junction_correlations`, which compu
 this module draws and prints them; :mod:`infodiv.study.decompose` computes the
 curves). In the Figure-3 heat map
 each panel is one variant, the columns are "all points" and the leave-last-k-out series, and a
-star marks a bootstrap p < 0.05.
+star marks a bootstrap p < 0.05. Without example resamples (``--inference 0``) the rows hold r
+only: no star is drawn and the markdown prints "no interval (inference 0)" and "—".
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..inference.correlations import VARIANTS
@@ -24,6 +26,19 @@ __all__ = ["draw_variant_figures", "variant_file", "figure3_lines", "DEFAULT_VAR
 
 #: the variant of ``junction_curves.png`` (the defaults of ``junction_curves``)
 DEFAULT_VARIANT = {"space": "logit", "scale": "mean"}
+#: what a cell without a number reads (no resample, or a flat series without r)
+NO_NUMBER = "—"
+#: the interval cell of a row computed without example resamples
+NO_INTERVAL = "no interval (inference 0)"
+
+
+def _cell(x, spec: str) -> str:
+    """``x`` formatted by ``spec``; :data:`NO_NUMBER` for None or a non-finite number."""
+    return f"{x:{spec}}" if x is not None and math.isfinite(x) else NO_NUMBER
+
+
+def _ci_cell(ci) -> str:
+    return f"[{_cell(ci[0], '.3f')}, {_cell(ci[1], '.3f')}]" if ci else NO_INTERVAL
 
 
 def variant_file(name: str) -> str:
@@ -45,11 +60,15 @@ def draw_variant_figures(fig: dict, variant_curves: dict, out) -> None:
     for name, curves in variant_curves.items():
         if VARIANTS[name] != DEFAULT_VARIANT:
             plot_junction_curves(list(curves), out / variant_file(name))
+    nan = float("nan")   # no p (no resample): no star
     rows = [(r["variant"], "all points" if not r["left_out"] else f"without last {r['left_out']}",
-             r["measure"], r["method"], r["r"], r["p_bootstrap"], r["n_points"])
+             r["measure"], r["method"], nan if r["r"] is None else r["r"],
+             nan if r.get("p_bootstrap") is None else r["p_bootstrap"], r["n_points"])
             for r in fig["rows"]]
-    table = Table(("model", "task", "measure", "method", "r", "p", "n"), tuple(rows),
-                  "Figure 3 in every variant (bootstrap p-values, series recomputed)")
+    title = ("Figure 3 in every variant (bootstrap p-values, series recomputed)"
+             if fig.get("n_bootstrap") else
+             f"Figure 3 in every variant (no p-values: {fig.get('no_interval', 'no resample')})")
+    table = Table(("model", "task", "measure", "method", "r", "p", "n"), tuple(rows), title)
     plot_correlations(table, out / "figure3_variants.png")
 
 
@@ -64,13 +83,17 @@ def figure3_lines(doc: dict) -> list[str]:
     for r in fig["rows"]:
         if r["method"] != "pearson":
             continue
-        rows.append([r["variant"], r["measure"], str(r["left_out"]), f"{r['r']:.3f}",
-                     f"[{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]", f"{r['p_bootstrap']:.3g}",
-                     f"{r['p_independent_points']:.3g}"])
+        rows.append([r["variant"], r["measure"], str(r["left_out"]), _cell(r["r"], ".3f"),
+                     _ci_cell(r.get("ci")), _cell(r.get("p_bootstrap"), ".3g"),
+                     _cell(r.get("p_independent_points"), ".3g")])
+    sampled = (f"B = {fig['n_bootstrap']} example resamples with the series recomputed"
+               if fig.get("n_bootstrap") else
+               f"B = 0: {fig.get('no_interval', 'no example resamples')}, so r without "
+               "interval or bootstrap p")
     return (["## Figure 3 in every variant (accuracy vs measure over junction points)", "",
-             f"K = {fig['n_points']} junction points; B = {fig['n_bootstrap']} example "
-             "resamples with the series recomputed (the points are cumulative prefixes, not "
-             "independent: the naive p treats them as independent and is shown only to be "
-             "contrasted). Figures: " + ", ".join(f"`{f}`" for f in fig["files"]) + ".", ""]
+             f"K = {fig['n_points']} junction points; {sampled} (the points are cumulative "
+             "prefixes, not independent: the naive p treats them as independent and is shown "
+             "only to be contrasted). Figures: " + ", ".join(f"`{f}`" for f in fig["files"])
+             + ".", ""]
             + md_table(["variant", "measure", "last points left out", "Pearson r", "95% CI",
                         "p (bootstrap)", "p (naive)"], rows) + [""])

@@ -12,7 +12,8 @@ run (Theorems 1–4), computed here and rendered by :mod:`infodiv.reports.decomp
 - the bias–variance–covariance forms of Theorem 3 (:func:`estimators.bias_variance_covariance`,
   with the run's constant member) with the target term that Eq. 11 as printed drops;
 - junction curves (fixed-scale and logit-lens readouts, Figures 5/7) and the module shares
-  (Figure 4), and Figures 3/5/7 in every variant with bootstrap p-values;
+  (Figure 4), and Figures 3/5/7 in every variant with bootstrap p-values (``inference`` 0:
+  the correlations without resample, interval or p);
 - the information decomposition I(U;Y) = relevancy + diversity (Theorem 4, Eq. 13) of the
   whole member vectors by the valid usable-information estimator (bracket ≤ H(Y), relevancies
   per member, D by the identity with its paired bootstrap and label null), Gaussian / copula
@@ -29,6 +30,7 @@ import numpy as np
 
 from estimators import bias_diversity, bias_variance_covariance, paper_eq14
 
+from ..inference.correlations import NO_RESAMPLES
 from ..inference.information_terms import VALID_METHOD, depth_inference, information_inference
 from ..runs import ensemble_arrays, run_names
 from .settings import DecomposeSettings
@@ -48,6 +50,12 @@ VARIANTS = (
 #: :attr:`infodiv.study.settings.DecomposeSettings.n_resamples`, ``infodiv decompose
 #: --inference``)
 DEFAULT_INFERENCE = DecomposeSettings.n_resamples
+
+
+def _resamples(inference: int) -> int:
+    """The example resamples of a stage asked for ``inference``: 0 (none: point estimates
+    only) or at least 20 (a percentile interval needs them)."""
+    return max(20, int(inference)) if inference else 0
 
 
 def scalars(obj) -> dict:
@@ -95,12 +103,12 @@ def information_terms(contrib, methods=(VALID_METHOD,), random_state=0, *,
     (``{"H(Y)_bits", "model_error", method: terms}``; the usable terms are
     :func:`infodiv.information.valid_terms`' record) and the inference document of
     :func:`infodiv.inference.information_terms.information_inference` (``inference``
-    refitted resamples for the model-based methods, ``max(19, inference // 5)`` label
-    permutations, each rerunning the whole procedure, unless ``n_null`` says otherwise;
-    0: no null)."""
+    refitted resamples for the model-based methods, 0: their observed values without
+    intervals; ``max(19, inference // 5)`` label permutations, each rerunning the whole
+    procedure, unless ``n_null`` says otherwise; 0: no null)."""
     if n_null is None:
         n_null = max(19, inference // 5) if inference else 0
-    inf = information_inference(contrib, methods, n_resamples=max(20, inference),
+    inf = information_inference(contrib, methods, n_resamples=_resamples(inference),
                                 n_null=n_null, seed=random_state)
     out = {"H(Y)_bits": inf["h_y"], "model_error": inf["model_error"]}
     for method, entry in inf["methods"].items():
@@ -121,7 +129,8 @@ def variant_correlations(contrib, *, n_bootstrap: int = 100, leave_last=(1, 5),
     """Figures 3/5/7 in every variant: ``(record, curves)``. ``record`` holds the Figure-3
     correlation rows (:func:`infodiv.inference.correlations.junction_correlations`: example
     bootstrap with the series recomputed, the last 1 and 5 junction points left out beside
-    them) and the figure files; ``curves`` the junction curves (fixed-scale and logit-lens
+    them; ``n_bootstrap`` 0: r only, no resample, interval or p, and ``no_interval`` says
+    why) and the figure files; ``curves`` the junction curves (fixed-scale and logit-lens
     readouts) of every non-default variant, for
     :func:`infodiv.reports.variant_figures.draw_variant_figures`."""
     from ..inference.correlations import VARIANTS as CURVE_VARIANTS
@@ -139,6 +148,8 @@ def variant_correlations(contrib, *, n_bootstrap: int = 100, leave_last=(1, 5),
               "leave_last": res["leave_last"], "files": files,
               "p_value": "example bootstrap, series recomputed: min(1, 2 min(#{r_b <= 0} + 1, "
                          "#{r_b >= 0} + 1) / (B + 1))"}
+    if not n_bootstrap:
+        record.update(p_value=None, no_interval=NO_RESAMPLES)
     return record, curves
 
 
@@ -161,20 +172,23 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_ME
         default, valid) and, by name only, the model-based ``"gaussian"`` / ``"copula"``
         (:mod:`infodiv.inference.information_terms`).
     inference : int, default :data:`DEFAULT_INFERENCE`
-        Example resamples of the model-based information terms and of the depth estimand
+        Example resamples of the model-based information terms (0: their observed values
+        only, without intervals), of Figure 3 in every variant and of the depth estimand
         (truncated model vs member subsets,
         :func:`infodiv.inference.information_terms.depth_inference`), label permutations of
         the depth estimand; the information terms' label null takes ``max(19, inference // 5)``
-        permutations (each reruns the whole cross-fitted procedure); 0 skips the nulls and the
-        depth estimand.
+        permutations (each reruns the whole cross-fitted procedure); 0 draws no resample
+        anywhere (point estimates only, recorded with ``n_bootstrap`` 0 and intervals and p
+        None) and skips the nulls (unless ``info_null``) and the depth estimand.
     info_null : int, optional
         Label permutations of the information terms instead of ``max(19, inference // 5)``
         (0: none; the depth estimand keeps ``inference``).
     every_variant : bool, default True
         Figures 3/5/7 in every variant (logit, probability, Eq. 14; scale mean and sum),
-        the Figure-3 p-values from ``max(20, inference)`` example resamples with the series
-        recomputed (:func:`variant_correlations`; seven more figures, several seconds; False
-        skips them: ``infodiv decompose --no-every-variant``).
+        the Figure-3 p-values from ``inference`` example resamples (at least 20) with the
+        series recomputed, none with ``inference`` 0: r only (:func:`variant_correlations`;
+        seven more figures, several seconds; False skips them:
+        ``infodiv decompose --no-every-variant``).
 
     Returns
     -------
@@ -208,7 +222,7 @@ def decomposition_report(contrib, out, *, random_state=0, info_methods=(VALID_ME
     variants = None
     if every_variant and len(curves["fixed"].k) >= 3:  # Figures 3/5/7 in every variant
         doc["figures_every_variant"], variants = variant_correlations(
-            contrib, n_bootstrap=max(20, inference), random_state=random_state)
+            contrib, n_bootstrap=_resamples(inference), random_state=random_state)
     write_decomposition(doc, out, junction=curves, shares=shares, variant_curves=variants,
                         title=run_label(contrib))
     return doc
