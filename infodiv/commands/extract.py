@@ -35,9 +35,10 @@ from infodiv.commands.preflight import batch_size, nonneg_int, positive_int
 from infodiv.commands.tasksel import add_task_file_options
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--device``, ``--dtype`` and ``--batch-size``: where, in which precision and in which
-    batches the model runs (``infodiv extract`` and ``infodiv run``)."""
+def add_model_options(parser: argparse.ArgumentParser, *, workers: bool = True) -> None:
+    """``--device``, ``--dtype``, ``--batch-size`` and (``workers``) ``--workers``: where, in
+    which precision, in which batches and in how many processes the model runs (``infodiv
+    extract``, ``infodiv run``; ``infodiv grid``, whose ``--workers`` are Dask's, without)."""
     parser.add_argument("--device", default="auto",
                         help="auto, cpu, cuda, cuda:N, mps, or device_map (spread over GPUs)")
     parser.add_argument("--dtype", default="auto",
@@ -45,6 +46,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
     parser.add_argument("--batch-size", type=batch_size, default="auto",
                         help="'auto' (token budget) or examples per batch")
+    if not workers:
+        return
     parser.add_argument("--workers", type=positive_int, default=1,
                         help="processes extracting the shards (CPU: one per core, with one "
                              "torch thread each, scales where threads do not)")

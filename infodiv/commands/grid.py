@@ -21,29 +21,19 @@ import json
 import time
 from pathlib import Path
 
-from infodiv.commands.options import (
-    add_curves_options,
-    add_decompose_options,
-    add_inference_options,
-    add_prompt_options,
-    add_seed_option,
-    add_selection_options,
-    study_settings,
-)
-from infodiv.commands.preflight import batch_size, int_at_least, positive_int
+from infodiv.commands.options import study_settings
+from infodiv.commands.preflight import positive_int
+from infodiv.commands.run import add_study_options, rerun_command
 from infodiv.commands.tasksel import add_task_file_options
 from infodiv.runfiles import UserError
-from infodiv.study.settings import ExtractionSettings
 
 #: options of this command that are no study setting
 _GRID_ONLY = ("models", "tasks", "grid", "scheduler", "dask_workers")
-MIN_EXAMPLES = 4   # as infodiv run: decompose's k = 3 neighbour estimators need n > 3
 
 
 def configure(parser) -> None:
     from extraction.datasets import SUPPORTED_TASKS
 
-    d = ExtractionSettings()
     parser.add_argument("--models", nargs="+", default=None, metavar="MODEL",
                         help="hub ids, local folders, .gguf files or aliases; every one runs "
                              "on every task")
@@ -60,38 +50,7 @@ def configure(parser) -> None:
     parser.add_argument("--workers", dest="dask_workers", type=positive_int, default=None,
                         metavar="N", help="worker processes of the local cluster, one thread "
                                           "each (default: the cores, at most one per run)")
-    parser.add_argument("--n", type=int_at_least(MIN_EXAMPLES), default=d.n,
-                        help="examples per task: N rows of the split from --start, all when "
-                             "fewer")
-    add_prompt_options(parser)
-    parser.add_argument("--stratify", action="store_true",
-                        help="take the N examples in the class proportions of the whole split")
-    add_seed_option(parser)
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="folder laid out like ../shared/data (default: $INFODIV_DATA_DIR, "
-                             "else $INFODIV_SHARED/data, else the bundled SST-2 / AG News rows)")
-    parser.add_argument("--granularity", default=d.granularity, choices=("block", "head"),
-                        help="members: whole attention/MLP writes, or attention heads")
-    parser.add_argument("--device", default=d.device,
-                        help="where the extraction runs: auto (CUDA when available, else the "
-                             "CPU), cpu, cuda, cuda:N, mps, or device_map")
-    parser.add_argument("--dtype", default=d.dtype,
-                        choices=("auto", "float32", "bfloat16", "float16"),
-                        help="model dtype (auto: checkpoint dtype on CUDA, float32 on CPU)")
-    parser.add_argument("--batch-size", type=batch_size, default=d.batch_size,
-                        help="'auto' (token budget) or examples per batch")
-    parser.add_argument("--max-length", type=positive_int, default=None,
-                        help="prompt token limit (default: the model context)")
-    parser.add_argument("--threads", type=positive_int, default=None,
-                        help="torch CPU threads of the extraction (default: torch's choice)")
-    parser.add_argument("--out", type=Path, default=Path("runs"),
-                        help="parent folder of the run folders")
-    add_decompose_options(parser)
-    add_curves_options(parser)
-    add_inference_options(parser)
-    add_selection_options(parser)
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace a run folder that holds a run with other settings")
+    add_study_options(parser, prompt_choice=False, extraction_workers=False)
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar and no stage lines; the final table only")
 
@@ -186,7 +145,6 @@ def grid_table(outcomes) -> str:
 
 
 def run(args) -> int:
-    from infodiv.commands.run import rerun_command
     from infodiv.study.grid import run_grid
 
     pairs = grid_pairs(args)

@@ -63,12 +63,22 @@ def configure(parser) -> None:
                         metavar="TASK", help=f"tasks: {', '.join(SUPPORTED_TASKS)} (default: "
                                              f"{DEFAULT_TASK}; or use --task-file)")
     add_task_file_options(parser)
+    add_study_options(parser, prompt_choice=True)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_study_options(parser, *, prompt_choice: bool, extraction_workers: bool = True) -> None:
+    """The options of one (model, task) run that ``infodiv run`` and ``infodiv grid`` share:
+    the examples and their prompt, the model's device and precision, where the run folders go,
+    and every stage's settings (``prompt_choice``: ``--choose-prompt`` and its options;
+    ``extraction_workers``: ``--workers`` as the extraction's processes)."""
     parser.add_argument("--n", type=int_at_least(MIN_EXAMPLES), default=ExtractionSettings().n,
                         help="examples per task: N rows of the split from --start, all when "
                              f"fewer (at least {MIN_EXAMPLES}: the k = 3 neighbour estimators of "
                              "the decompositions need more than 3)")
     add_prompt_options(parser)
-    add_prompt_choice_options(parser)
+    if prompt_choice:
+        add_prompt_choice_options(parser)
     parser.add_argument("--stratify", action="store_true",
                         help="take the N examples in the class proportions of the whole split "
                              "(first rows of each class) instead of the first N rows")
@@ -78,7 +88,7 @@ def configure(parser) -> None:
                              "else $INFODIV_SHARED/data, else the bundled SST-2 / AG News rows)")
     parser.add_argument("--granularity", default="block", choices=("block", "head"),
                         help="members: whole attention/MLP writes, or attention heads")
-    add_model_options(parser)
+    add_model_options(parser, workers=extraction_workers)
     parser.add_argument("--max-length", type=positive_int, default=None,
                         help="prompt token limit (default: the model context)")
     parser.add_argument("--threads", type=positive_int, default=None,
@@ -92,7 +102,6 @@ def configure(parser) -> None:
     add_selection_options(parser)
     parser.add_argument("--overwrite", action="store_true",
                         help="replace a run folder that holds a run with other settings")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 _PATH_OPTIONS = ("data_dir", "out", "task_file")

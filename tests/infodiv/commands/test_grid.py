@@ -345,3 +345,22 @@ def test_performance_page_grid_commands_parse():
     for argv in grids:
         args = parser.parse_args(argv[1:])
         assert args.command == "grid" and args.out is not None
+
+
+def test_grid_takes_the_study_options_of_run():
+    """Both commands define the study's options in one place: the grid's options are run's
+    less the pair and prompt-choice ones, its --workers the Dask workers (not extraction)."""
+    from infodiv.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices
+
+    def dests(name):
+        return {a.dest for a in sub[name]._actions if a.option_strings} - {"help"}
+
+    run_only = {"model", "task", "workers", "choose_prompt", "choice_n", "choice_start",
+                "choice_criterion"}
+    grid_only = {"models", "tasks", "grid", "scheduler", "dask_workers"}
+    assert dests("grid") - grid_only == dests("run") - run_only
+    assert run_only <= dests("run") and grid_only <= dests("grid")
+    args = sub["grid"].parse_args(["--models", "m", "--tasks", "sst2", "--workers", "3"])
+    assert args.dask_workers == 3 and not hasattr(args, "workers")
