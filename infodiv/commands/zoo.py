@@ -5,7 +5,13 @@
 twins at ``--shared-depths`` (each block executed twice in a row), for every seed in
 ``--seeds``, then the optional ``--extra-depths``; all with the same steps and schedule. Rerunning
 the same command continues where it stopped (finished models are skipped, an interrupted one
-resumes from its last checkpoint) and says so. Bad settings: one line, exit 2. With
+resumes from its last checkpoint) and says so. Bad settings: one line, exit 2. The root and
+every model folder carry the output manifest (:mod:`infodiv.experiments.trained`): a file of
+someone else's where training writes is refused in one line before any work; a finished model
+or a checkpoint is reused only when the manifest confirms its sha256 (otherwise trained again,
+and the log says so); ``--overwrite`` trains the models again from step 0 replacing only the
+files the manifests list, and names them; ``--adopt`` takes a root trained before manifests as
+the toolkit's. With
 ``--task hops --hops K`` the grid trains on K-hop pointer chasing (:mod:`infodiv.experiments.hops`)
 instead of AG News: every model on its own seeded generated stream (chain lengths uniform on
 ``[--min-hops, K]``, ``--queries`` answered questions per sequence), scored on
@@ -13,7 +19,8 @@ instead of AG News: every model on its own seeded generated stream (chain length
 (see :mod:`infodiv.experiments.depth`).
 
 ``infodiv zoo finetune`` fine-tunes a pretrained model (default the SmolLM2-135M-Instruct alias)
-on the same rows into ``<root>/finetune/<name>`` (resumable); with ``--train-top K`` the frozen
+on the same rows into ``<root>/finetune/<name>`` (resumable; the same manifest, ``--overwrite``
+and ``--adopt``); with ``--train-top K`` the frozen
 bottom's output on the visited training prompts is computed once and cached (exact; see
 :mod:`infodiv.experiments.prefix`). ``infodiv zoo report`` extracts every finished checkpoint on the
 2000 held-out rows into ``<out>/contributions/<model>``, runs the toolkit's analyses (the curve
@@ -103,6 +110,18 @@ def _schedule(args, **extra):
                        threads=args.threads, **extra)
 
 
+def _add_owned(p, what: str) -> None:
+    """``--overwrite`` and ``--adopt`` of the training commands
+    (:mod:`infodiv.experiments.trained`)."""
+    p.add_argument("--overwrite", action="store_true",
+                   help=f"train {what} again from step 0 (and write settings that differ), "
+                        "replacing only the files the folder's manifest lists; says which")
+    p.add_argument("--adopt", action="store_true",
+                   help="take the files training writes that the folders already hold "
+                        "without a manifest entry as the toolkit's (trained before manifests; "
+                        "a file git tracks must be unchanged against HEAD)")
+
+
 def _configure_train(p) -> None:
     from infodiv.experiments.hops import HopsTask
 
@@ -138,6 +157,7 @@ def _configure_train(p) -> None:
     p.add_argument("--shard", type=_shard, default=(0, 1),
                    help="K/N: train every N-th model starting at K (parallel processes)")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
+    _add_owned(p, "every model of this call")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -157,6 +177,7 @@ def _configure_finetune(p) -> None:
     p.add_argument("--no-prefix-cache", action="store_true",
                    help="with --train-top: run the frozen bottom blocks at every step instead "
                         "of caching their output once (same gradients, ~3x slower per step)")
+    _add_owned(p, "the model")
     p.add_argument("--quiet", action="store_true")
 
 
@@ -260,12 +281,14 @@ def _train(args) -> int:
 
         records = train_zoo(args.root, specs, cfg, vocab_size=args.vocab_size,
                             data_dir=args.data_dir, shard=args.shard, progress=not args.quiet,
-                            device=args.device, log=log)
+                            device=args.device, log=log, overwrite=args.overwrite,
+                            adopt=args.adopt)
     else:
         from infodiv.experiments.depth import train_depth
 
         records = train_depth(args.root, specs, cfg, hops, shard=args.shard,
-                              progress=not args.quiet, device=args.device, log=log, rule=rule)
+                              progress=not args.quiet, device=args.device, log=log, rule=rule,
+                              overwrite=args.overwrite, adopt=args.adopt)
     done = sum(bool(r.get("finished")) for r in records)
     print(f"{args.root}: {done}/{len(records)} model(s) finished", flush=True)
     return 0
@@ -274,17 +297,20 @@ def _train(args) -> int:
 def _finetune(args) -> int:
     from infodiv.experiments.data import zoo_tasks
     from infodiv.experiments.finetune import finetune, finetune_name
+    from infodiv.experiments.trained import FINETUNE, check_folder
     from infodiv.study.checks import check_model
 
     cfg = _schedule(args)
     check_model(args.model)   # an unknown model: one line, exit 2, before any work
-    train, held = zoo_tasks(args.data_dir)
+    log = lambda m: print(m, flush=True)  # noqa: E731
     run_dir = args.root / "finetune" / finetune_name(args.model, args.train_top, args.seed)
+    check_folder(run_dir, FINETUNE, adopt=args.adopt, log=log)   # a file in the way: no work
+    train, held = zoo_tasks(args.data_dir)
     rec = finetune(args.model, train, run_dir, cfg, train_top=args.train_top,
                    max_len=args.max_len, seed=args.seed,
                    heldout_task=None if args.no_heldout_eval else held,
                    progress=not args.quiet, device=args.device,
-                   cache_prefix=not args.no_prefix_cache, log=lambda m: print(m, flush=True))
+                   cache_prefix=not args.no_prefix_cache, overwrite=args.overwrite, log=log)
     acc = rec.get("heldout", {}).get("accuracy")
     print(f"{run_dir}: {rec['step']}/{cfg.steps} steps, {rec['s_per_step']:.2f} s/step"
           + ("" if acc is None else f", held-out accuracy {acc:.4f}"), flush=True)

@@ -13,21 +13,24 @@ Layout of ``root`` (e.g. ``runs/depth/k4``, git-ignored)::
                           contributions and one analysis JSON per finished model
 
 Every model trains on its own seeded stream (:class:`infodiv.experiments.hops.HopsStream`) with the
-held-out keys excluded, and is scored on the held-out file at the end.
+held-out keys excluded, and is scored on the held-out file at the end. The root and every model
+folder carry the output manifest of what training wrote (:mod:`infodiv.experiments.trained`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-__all__ = ["SETTINGS", "HELDOUT_FILE", "MIXED_FILE", "prepare_depth_root", "train_depth",
-           "read_mixed"]
+__all__ = ["SETTINGS", "HELDOUT_FILE", "MIXED_FILE", "ROOT_NAMES", "prepare_depth_root",
+           "train_depth", "read_mixed"]
 
 SETTINGS = "depth.json"
 HELDOUT_FILE = "heldout.jsonl"
 MIXED_FILE = "heldout_mixed.jsonl"
+#: what training writes into a depth root (``tokenizer``: every file under it)
+ROOT_NAMES = (SETTINGS, "tokenizer", HELDOUT_FILE, "heldout.task.json", MIXED_FILE,
+              "heldout_mixed.task.json")
 
 
 def _settings(task, cfg, rule=None) -> dict:
@@ -37,80 +40,84 @@ def _settings(task, cfg, rule=None) -> dict:
     return out
 
 
-def prepare_depth_root(root, task, cfg, rule=None):
-    """Create or check ``root``: settings, tokenizer and held-out file. Returns
+def prepare_depth_root(root, task, cfg, rule=None, *, overwrite: bool = False, log=print):
+    """Create or check ``root``: settings, tokenizer and held-out file (written through the
+    output policy, one process at a time: :mod:`infodiv.experiments.trained`). Returns
     ``(tokenizer, stream, heldout_task)``; the held-out task is read back from the file
     through the toolkit's task-file reader.
 
     Raises
     ------
     ValueError
-        ``root`` holds a grid made with different settings (the message names the keys), or
-        its held-out file differs from the one the settings generate.
+        ``root`` holds a grid made with different settings (the message names the keys), its
+        settings or tokenizer changed since training wrote them, or its held-out file differs
+        from the one the settings generate; ``overwrite`` writes them again instead (the log
+        names the files replaced).
     """
+    from infodiv.outputs import staged_output
+
     from .hops import (
         HopsStream,
         heldout_examples,
         hops_tokenizer,
         mixed_heldout_examples,
         read_task_file,
-        write_task_file,
     )
-    from .runner import load_tokenizer
+    from .runner import check_settings, load_tokenizer
+    from .trained import TRAIN, root_lock
 
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     want = _settings(task, cfg, rule)
-    path = root / SETTINGS
-    if path.is_file():
-        have = json.loads(path.read_text())
-        diff = sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
-        if diff:
-            raise ValueError(f"{root} holds a depth grid with different settings "
-                             f"({', '.join(diff)}); use another --root or the same settings")
-    else:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(want, indent=1))
-        os.replace(tmp, path)
-    if not (root / "tokenizer").is_dir():
-        tmp = root / f".tokenizer.{os.getpid()}"
-        hops_tokenizer(task.symbols).save_pretrained(tmp)
-        os.replace(tmp, root / "tokenizer")
-    tok = load_tokenizer(root)
     held = heldout_examples(task)
-    held_path = root / HELDOUT_FILE
-    fresh = root / f".heldout.{os.getpid()}.jsonl"
-    write_task_file(held, fresh)
-    if held_path.is_file() and held_path.read_bytes() != fresh.read_bytes():
-        fresh.unlink()
-        fresh.with_name(fresh.stem + ".task.json").unlink()
-        raise ValueError(f"{held_path} differs from the held-out set of {SETTINGS}; remove it "
-                         "or use another --root")
-    os.replace(fresh.with_name(fresh.stem + ".task.json"), root / "heldout.task.json")
-    os.replace(fresh, held_path)
-    excluded = list(held)
+    sets = {HELDOUT_FILE: held}
     if task.n_mixed_heldout:
-        mixed = mixed_heldout_examples(task, {e.key for e in held})
-        _write_checked(root / MIXED_FILE, mixed)
-        excluded += mixed
-    return tok, HopsStream(task, tok, excluded), read_task_file(held_path,
+        sets[MIXED_FILE] = mixed_heldout_examples(task, {e.key for e in held})
+    with root_lock(root):
+        write = check_settings(root / SETTINGS, want, root, overwrite=overwrite,
+                               what="a depth grid")
+        files = {}
+        if write:
+            files[SETTINGS] = lambda p: p.write_text(json.dumps(want, indent=1))
+        if write or not (root / "tokenizer").is_dir():
+            files["tokenizer"] = hops_tokenizer(task.symbols).save_pretrained
+        for name, examples in sets.items():
+            if _differs(root / name, examples, overwrite):
+                files[name] = lambda p, e=examples: _write_task(e, p)
+        if files:
+            with staged_output(root, TRAIN, flag="--root", log=log, replace_changed=True,
+                               keep=True) as tmp:
+                for name, what in files.items():
+                    what(tmp / name)
+    tok = load_tokenizer(root)
+    excluded = [e for examples in sets.values() for e in examples]
+    return tok, HopsStream(task, tok, excluded), read_task_file(root / HELDOUT_FILE,
                                                                 name=f"hops{task.hops}")
 
 
-def _write_checked(path: Path, examples) -> None:
-    """Write the task file ``path`` (+ its sidecar), or check that it holds ``examples``."""
+def _write_task(examples, path: Path) -> None:
     from .hops import write_task_file
 
-    fresh = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
-    write_task_file(examples, fresh)
-    side = fresh.with_name(fresh.stem + ".task.json")
-    if path.is_file() and path.read_bytes() != fresh.read_bytes():
-        fresh.unlink()
-        side.unlink()
-        raise ValueError(f"{path} differs from the held-out set of {SETTINGS}; remove it or "
-                         "use another --root")
-    os.replace(side, path.with_name(path.stem + ".task.json"))
-    os.replace(fresh, path)
+    write_task_file(examples, path)
+
+
+def _differs(path: Path, examples, overwrite: bool) -> bool:
+    """Whether the task file ``path`` (+ its sidecar) must be written: absent, or not the file
+    ``examples`` make (a held-out file that differs: ValueError without ``overwrite``)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / path.name
+        _write_task(examples, fresh)
+        side = fresh.with_name(fresh.stem + ".task.json")
+        old_side = path.with_name(path.stem + ".task.json")
+        if path.is_file() and path.read_bytes() != fresh.read_bytes():
+            if not overwrite:
+                raise ValueError(f"{path} differs from the held-out set of {SETTINGS}; use "
+                                 "another --root, or --overwrite to write it again")
+            return True
+        return not path.is_file() or not old_side.is_file() or \
+            old_side.read_bytes() != side.read_bytes()
 
 
 def read_mixed(root):
@@ -123,13 +130,16 @@ def read_mixed(root):
 
 
 def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
-                device: str = "cpu", log=print, rule=None) -> list[dict]:
+                device: str = "cpu", log=print, rule=None, overwrite: bool = False,
+                adopt: bool = False) -> list[dict]:
     """Train every spec of ``specs`` (skipping finished ones, resuming an interrupted one)
     under ``root`` on the pointer-chasing ``task``, each under the restart ``rule``
     (:mod:`infodiv.experiments.restarts`; None: one attempt); returns the records of this
-    call."""
+    call. Before any work a file of someone else's where training writes is refused
+    (``adopt``, ``overwrite``: :func:`infodiv.experiments.runner.train_zoo`)."""
     from .hops import train_len
-    from .runner import check_shard, train_grid
+    from .runner import check_shard, model_dir, shard_specs, train_grid
+    from .trained import preflight
 
     shard = check_shard(shard)
     need = train_len(task)
@@ -138,6 +148,9 @@ def train_depth(root, specs, cfg, task, *, shard=(0, 1), progress: bool = True,
         raise ValueError(f"max_len must be >= {need} (the {task.hops}-hop training sequence "
                          f"with {task.queries} question(s)), got "
                          f"{specs[0].max_len} for {short[0]}")
-    tok, stream, held = prepare_depth_root(root, task, cfg, rule)
+    preflight(root, ROOT_NAMES, [model_dir(root, s) for s in shard_specs(specs, shard)],
+              adopt=adopt, log=log)
+    tok, stream, held = prepare_depth_root(root, task, cfg, rule, overwrite=overwrite, log=log)
     return train_grid(root, specs, shard, tok, stream, held, cfg, progress=progress,
-                      device=device, log=log, label=f"depth grid {root}", rule=rule)
+                      device=device, log=log, label=f"depth grid {root}", rule=rule,
+                      overwrite=overwrite)

@@ -14,7 +14,12 @@ s/step uncached vs 0.61 cached, plus 0.14 CPU s per prompt once for the cache
 
 Layout of ``run_dir``: ``prefix_cache/`` (cached frozen-prefix states, resumable chunks),
 ``state.pt`` while training (trainable tensors + optimiser only), then
-``model/`` (``save_pretrained`` folder + tokenizer + ``zoo.json`` record) when finished.
+``model/`` (``save_pretrained`` folder + tokenizer + ``zoo.json`` record) when finished. The
+folder carries the output manifest (:mod:`infodiv.experiments.trained`, writer ``infodiv zoo
+finetune``): a file of someone else's among these names is refused before any work, and a
+finished model, a checkpoint or a cached chunk is reused only when the manifest confirms its
+sha256 (otherwise computed again, and the log says so); ``overwrite`` fine-tunes again from
+step 0, replacing only the files the manifest lists (the log names them).
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def finetune_name(model_name, train_top, seed) -> str:
 def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = None,
              max_len: int = 96, seed: int = 0, heldout_task=None, progress: bool = True,
              stop_after: int | None = None, device: str = "cpu", cache_prefix: bool = True,
-             log=print) -> dict:
+             overwrite: bool = False, log=print) -> dict:
     """Fine-tune ``model_name`` on ``train_task`` (answer-token loss); resumable; returns the
     ``zoo.json`` record (``finished`` False when stopped early).
 
@@ -101,6 +106,15 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         (:class:`infodiv.experiments.prefix.PrefixCache` in ``run_dir/prefix_cache``, resumable) and
         train the top blocks on it (:func:`infodiv.experiments.prefix.top_forward`): the same
         gradients as the full forward with a frozen bottom, at the cost of the top blocks only.
+    overwrite : bool
+        Fine-tune again from step 0, replacing the files of ``run_dir`` its manifest lists
+        (module docstring).
+
+    Raises
+    ------
+    infodiv.runfiles.UserError
+        ``run_dir`` holds a file of someone else's where fine-tuning writes (one line, before
+        any work).
     """
     import time
 
@@ -112,15 +126,15 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         encode,
         evaluate,
         fit,
-        is_finished,
         read_record,
         torch_threads,
         training_record,
         write_record,
     )
+    from .trained import FINETUNE, open_run, own, save_finished
 
     run_dir = Path(run_dir)
-    if is_finished(run_dir):
+    if open_run(run_dir, FINETUNE, overwrite=overwrite, log=log):
         return read_record(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with torch_threads(cfg.threads):
@@ -142,7 +156,9 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
             start = len(model.base_model.layers) - int(train_top)
             t0 = time.perf_counter()
             states = PrefixCache(run_dir / "prefix_cache").load_or_build(
-                model, [seqs[i] for i in needed], start, pad_id, progress=progress, log=log)
+                model, [seqs[i] for i in needed], start, pad_id, progress=progress, log=log,
+                saved=lambda p, tmp: own(run_dir, FINETUNE,
+                                         {p.relative_to(run_dir).as_posix(): tmp}))
             t_cache = time.perf_counter() - t0
             items = [None] * len(seqs)
             for i, st in zip(needed, states):
@@ -151,7 +167,7 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         step, losses, elapsed = fit(model, items, targets, run_dir, cfg, seed=seed,
                                     fingerprint=fingerprint, pad_id=pad_id, desc=name,
                                     progress=progress, stop_after=stop_after, forward=forward,
-                                    log=log)
+                                    log=log, writer=FINETUNE)
         n_exec = len(model.base_model.layers)
         record = {"model": name, "base_model": str(model_name), "source": source,
                   "depth": n_exec, "shared": False, "repeats": 1, "seed": int(seed),
@@ -166,7 +182,6 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
         if heldout_task is not None:
             hseqs, _ = encode(tok, heldout_task, max_len)
             record["heldout"] = evaluate(model, hseqs, heldout_task.labels, option_ids, pad_id)
-        folder = run_dir / "model"
         for p in model.parameters():
             p.requires_grad_(True)
         if getattr(model, "hf_quantizer", None) is not None:
@@ -174,7 +189,11 @@ def finetune(model_name, train_task, run_dir, cfg, *, train_top: int | None = No
             model.hf_quantizer = None
             if hasattr(model.config, "quantization_config"):
                 del model.config.quantization_config
-        model.cpu().save_pretrained(folder)
-        tok.save_pretrained(folder)
-        write_record(folder, record)
+
+        def save(folder):
+            model.cpu().save_pretrained(folder)
+            tok.save_pretrained(folder)
+            write_record(folder, record)
+
+        save_finished(run_dir, FINETUNE, save)
         return record

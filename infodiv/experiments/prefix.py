@@ -146,10 +146,12 @@ class PrefixCache:
                 "weights": _weights_digest(model, start), "prompts": hs.hexdigest()}
 
     def load_or_build(self, model, seqs, start: int, pad_id: int, *, batch_size: int = 16,
-                      progress: bool = True, log=print):
+                      progress: bool = True, log=print, saved=None):
         """The states of every sequence, computing the missing chunks (and saying how many
         were reused). A cache written for other weights, split point or prompts is refused
-        (ValueError), never silently mixed."""
+        (ValueError), never silently mixed. ``saved(path, tmp)`` is told of every file
+        written, before the written file ``tmp`` becomes ``path`` (the caller's output
+        manifest lists it first)."""
         import torch
         from tqdm.auto import tqdm
 
@@ -161,7 +163,11 @@ class PrefixCache:
                 raise ValueError(f"{self.folder} holds a prefix cache of other weights, split "
                                  "or prompts; remove it to rebuild")
         else:
-            meta.write_text(json.dumps(key, indent=1))
+            tmp = meta.with_name(meta.name + ".tmp")
+            tmp.write_text(json.dumps(key, indent=1))
+            if saved is not None:
+                saved(meta, tmp)
+            os.replace(tmp, meta)
         starts = list(range(0, len(seqs), self.chunk))
         done = [s for s in starts if (self.folder / f"chunk-{s:06d}.pt").is_file()]
         if done:
@@ -178,6 +184,8 @@ class PrefixCache:
                                      batch_size=batch_size)
                 tmp = path.with_name(path.name + ".tmp")
                 torch.save(part, tmp)
+                if saved is not None:
+                    saved(path, tmp)
                 os.replace(tmp, path)
             states.extend(part)
             bar.update(len(part))

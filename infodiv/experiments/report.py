@@ -131,16 +131,18 @@ class ZooStudy:
 
 
 def zoo_sources(root, out, *, data_dir=None, heldout=None, from_contributions: bool = False,
-                progress: bool = True) -> tuple[list, np.ndarray | None]:
+                progress: bool = True, adopt: bool = False,
+                log=print) -> tuple[list, np.ndarray | None]:
     """The models of the report and the held-out labels they are scored on (None: the first
     model's own): the finished checkpoints of ``root`` extracted on the 2000 held-out rows
     (``heldout`` replaces them: tests) or, ``from_contributions``, the records of
     ``out/summary.json`` and their committed contributions ``out/contributions/<model>``
-    (:func:`infodiv.experiments.sources.from_contributions`, validated before any work)."""
+    (:func:`infodiv.experiments.sources.from_contributions`, validated and checked against
+    their manifests before any work; ``adopt``: folders extracted before manifests)."""
     from .data import zoo_tasks
 
     if from_contributions:
-        return from_contributions_sources(Path(out)), None
+        return from_contributions_sources(Path(out), root=root, adopt=adopt, log=log), None
     held = zoo_tasks(data_dir)[1] if heldout is None else heldout
     return from_checkpoints(root, Path(out), held, progress=progress), held.labels
 
@@ -302,7 +304,8 @@ def report_zoo(root, out, settings: ZooSettings | None = None, *, data_dir=None,
     returns the records."""
     settings = settings or ZooSettings()
     sources, labels = zoo_sources(root, out, data_dir=data_dir, heldout=heldout,
-                                  from_contributions=from_contributions, progress=progress)
+                                  from_contributions=from_contributions, progress=progress,
+                                  adopt=adopt, log=log)
     check_outputs(out, [s.name for s in sources if (not only or any(p in s.name for p in only))
                         and not any(p in s.name for p in skip)],
                   page=not only, adopt=adopt, log=log)

@@ -89,8 +89,11 @@ def _read_attempts(run_dir: Path) -> list[dict]:
 
 
 def _write_attempts(run_dir: Path, attempts: list[dict]) -> None:
+    from .trained import TRAIN, own
+
     tmp = run_dir / (ATTEMPTS + ".tmp")
     tmp.write_text(json.dumps(attempts, indent=1))
+    own(run_dir, TRAIN, {ATTEMPTS: tmp})       # listed first (a kill in between: recomputed)
     os.replace(tmp, run_dir / ATTEMPTS)
 
 
@@ -106,10 +109,11 @@ def train_with_restarts(spec, tokenizer, stream, run_dir, cfg, rule: RestartRule
                         log=print, stop_after: int | None = None) -> dict:
     """Train one model under ``rule`` (module docstring; None: one attempt, as
     :func:`infodiv.experiments.train.train_model`); returns its record, with ``attempts``."""
-    from .train import is_finished, read_record, train_model, write_record
+    from .train import read_record, train_model
+    from .trained import TRAIN, open_run, own
 
     run_dir = Path(run_dir)
-    if is_finished(run_dir):
+    if open_run(run_dir, TRAIN, log=log):
         return read_record(run_dir)
     if rule is not None and rule.check_step >= cfg.steps:
         raise ValueError(f"check_step must be < steps={cfg.steps}, got {rule.check_step}")
@@ -137,7 +141,11 @@ def train_with_restarts(spec, tokenizer, stream, run_dir, cfg, rule: RestartRule
             if at["on_plateau"]:
                 aside = run_dir / "attempts" / str(a)
                 aside.mkdir(parents=True, exist_ok=True)
+                # listed before the move, unlisted after: a kill in between leaves only
+                # listed files missing (the attempt is then trained again), never one unlisted
+                own(run_dir, TRAIN, {f"attempts/{a}/state.pt": run_dir / "state.pt"})
                 os.replace(run_dir / "state.pt", aside / "state.pt")
+                own(run_dir, TRAIN, ["state.pt"])
                 log(f"{spec.name}: attempt {a} on the chance plateau at step "
                     f"{rule.check_step} (loss {at['final_loss']:.3f} >= {PLATEAU_SHARE} ln "
                     f"{at['n_options']}); restarting from a new initialisation")
@@ -145,13 +153,10 @@ def train_with_restarts(spec, tokenizer, stream, run_dir, cfg, rule: RestartRule
             _write_attempts(run_dir, attempts)
             if at["on_plateau"]:
                 continue
-        rec = train_model(spec, tokenizer, stream, run_dir, cfg, init_seed=seed,
-                          stop_after=stop_after, **common)
-        if not rec.get("finished") or rule is None:
-            return rec
-        rec.update(init_seed=seed, attempts=attempts, restart_rule=rule.to_dict())
-        write_record(run_dir / "model", rec)
-        return rec
+        extra = None if rule is None else dict(init_seed=seed, attempts=attempts,
+                                               restart_rule=rule.to_dict())
+        return train_model(spec, tokenizer, stream, run_dir, cfg, init_seed=seed,
+                           stop_after=stop_after, extra=extra, **common)
 
 
 def _losses(run_dir: Path) -> list[float]:

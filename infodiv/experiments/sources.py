@@ -10,7 +10,12 @@
   ``meta.json``). Everything is validated before any analysis starts (a missing or malformed
   summary, a duplicate model, a model without its contributions folder, a member or example
   count that disagrees with its record): ``ValueError`` / ``FileNotFoundError`` naming the model,
-  the file and the numbers, which the CLI prints as one line with exit 2.
+  the file and the numbers, which the CLI prints as one line with exit 2. Every contributions
+  folder is first checked against its output manifest (:func:`infodiv.outputs.verify_folder`):
+  a file missing, edited or truncated since the extraction wrote it is refused
+  (:class:`~infodiv.runfiles.UserError`, one line, with the command that re-extracts it); a
+  folder extracted before manifests is read only with ``adopt``, which lists its files as the
+  extraction's when git holds them unchanged (:func:`infodiv.experiments.owned.adopt_files`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from infodiv.runfiles import UserError
 
 __all__ = ["TRAINING_FIELDS", "ModelSource", "checkpoints", "extract_heldout",
            "training_fields", "from_checkpoints", "from_contributions"]
@@ -121,10 +128,6 @@ def _check_row(i: int, row, path: Path, seen: set) -> str:
 
 
 def _check_run(name: str, row: dict, run_dir: Path) -> None:
-    missing = [f for f in _RUN_FILES if not (run_dir / f).is_file()]
-    if missing:
-        raise FileNotFoundError(f"--from-contributions: {name}: no contributions: "
-                                f"{run_dir} lacks {', '.join(missing)}")
     try:
         shape = json.loads((run_dir / "meta.json").read_text())["shape"]
         m, n = int(shape["M"]), int(shape["N"])
@@ -139,18 +142,60 @@ def _check_run(name: str, row: dict, run_dir: Path) -> None:
                          f"examples, the record says n_examples = {row['n_examples']}")
 
 
-def from_contributions(out) -> list[ModelSource]:
+def _verify_runs(runs: dict, root, out: Path, adopt: bool, log) -> None:
+    """Check every contributions folder of ``runs`` (model name -> folder) against its
+    manifest before any is read (module docstring); ``adopt``: folders without one are first
+    adopted, and only after every folder with one has passed."""
+    import shlex
+
+    from extraction.contributions import EXTRACT_WRITER
+    from infodiv.outputs import MANIFEST, verify_folder
+
+    from .owned import adopt_files
+
+    def redo(name, run_dir):
+        return ("re-extract it from its checkpoint with `" + shlex.join(
+            ["infodiv", "zoo", "report", "--root", str(root), "--out", str(out), "--only",
+             name]) + f"`, or restore the committed folder (git checkout -- {run_dir})")
+
+    bare = [n for n, d in runs.items() if not (d / MANIFEST).is_file()]
+    if bare and not adopt:
+        run_dir = runs[bare[0]]
+        raise UserError(f"--from-contributions: {len(bare)} contributions folder(s) have no "
+                        f"{MANIFEST} (e.g. {run_dir}), so they cannot be checked against what "
+                        f"the extraction wrote; add --adopt where git holds them unchanged, or "
+                        f"{redo(bare[0], run_dir)}")
+    for name, run_dir in runs.items():
+        if name not in bare:
+            verify_folder(run_dir, redo(name, run_dir))
+    for name in bare:
+        adopt_files(runs[name], _RUN_FILES, EXTRACT_WRITER, log=log)
+        verify_folder(runs[name], redo(name, runs[name]))
+
+
+def from_contributions(out, *, root="runs/zoo", adopt: bool = False,
+                       log=print) -> list[ModelSource]:
     """The models of ``<out>/summary.json`` in its order, each loading its committed
-    contributions ``<out>/contributions/<model>`` (module docstring: validated first)."""
+    contributions ``<out>/contributions/<model>`` (module docstring: validated first, every
+    folder checked against its manifest; ``root``: the zoo the command that re-extracts one
+    names; ``adopt``: folders extracted before manifests are adopted)."""
     from extraction import Contributions
 
     out = Path(out)
     path = out / "summary.json"
-    rows, seen, sources = _summary_rows(path), set(), []
+    rows, seen, runs = _summary_rows(path), set(), {}
     for i, row in enumerate(rows):
         name = _check_row(i, row, path, seen)
-        run_dir = out / "contributions" / name
-        _check_run(name, row, run_dir)
-        sources.append(ModelSource(name, training_fields(row),
+        runs[name] = out / "contributions" / name
+        missing = [f for f in _RUN_FILES if not (runs[name] / f).is_file()]
+        if missing:
+            raise FileNotFoundError(f"--from-contributions: {name}: no contributions: "
+                                    f"{runs[name]} lacks {', '.join(missing)}")
+    _verify_runs(runs, root, out, adopt, log)
+    sources = []
+    for row in rows:
+        run_dir = runs[row["model"]]
+        _check_run(row["model"], row, run_dir)
+        sources.append(ModelSource(row["model"], training_fields(row),
                                    lambda d=run_dir: Contributions.load(d)))
     return sources

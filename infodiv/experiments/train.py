@@ -31,9 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .trained import TRAIN, open_run, own, save_finished
+
 __all__ = ["TrainConfig", "encode", "batch_order", "lr_at", "fit", "train_model", "evaluate",
-           "is_finished", "read_record", "write_record", "training_record",
-           "torch_threads"]
+           "read_record", "write_record", "training_record", "torch_threads"]
 
 RECORD = "zoo.json"
 
@@ -167,16 +168,15 @@ def evaluate(model, seqs, labels, option_ids, pad_id, *, batch_size: int = 128) 
             "n": int(len(labels))}
 
 
-def _atomic_save(obj, path: Path) -> None:
+def _atomic_save(obj, path: Path, before=None) -> None:
+    """``torch.save`` atomically; ``before(tmp)`` runs before ``tmp`` replaces ``path``."""
     import torch
 
     tmp = path.with_name(path.name + ".tmp")
     torch.save(obj, tmp)
+    if before is not None:
+        before(tmp)
     os.replace(tmp, path)
-
-
-def is_finished(run_dir) -> bool:
-    return (Path(run_dir) / "model" / RECORD).is_file()
 
 
 def read_record(run_dir) -> dict:
@@ -189,7 +189,7 @@ def _trainable(model) -> dict:
 
 def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerprint: dict,
         pad_id: int, desc: str = "train", progress: bool = True, stop_after: int | None = None,
-        forward=None, batches=None, log=print):
+        forward=None, batches=None, log=print, writer: str = TRAIN):
     """The training loop shared by the zoo and the fine-tune: trains the parameters of
     ``model`` that require grad on ``(seqs, targets)``, checkpointing to ``run_dir/state.pt``
     and resuming from it.
@@ -205,7 +205,9 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
 
     Returns ``(step, losses, elapsed_s)``. The state holds the trainable parameters, the
     optimiser, the step, the loss log and the elapsed wall time; a state written with another
-    ``fingerprint`` is refused (ValueError).
+    ``fingerprint`` is refused (ValueError). Every checkpoint is listed in the manifest of
+    ``run_dir`` as ``writer``'s, and a resumed one was checked against it
+    (:mod:`infodiv.experiments.trained`).
     """
     import torch
     from tqdm.auto import tqdm
@@ -226,7 +228,7 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
                         map_location=next(iter(params.values())).device)
         if st["fingerprint"] != fingerprint:
             raise ValueError(f"{state_path} was written with a different spec or training "
-                             "config; remove it to start over")
+                             "config; rerun with --overwrite to train it again from step 0")
         missing = sorted(set(params) - set(st["model"]))
         if missing:
             raise ValueError(f"{state_path} lacks {len(missing)} trainable tensors, e.g. "
@@ -243,7 +245,8 @@ def fit(model, seqs, targets, run_dir, cfg: TrainConfig, *, seed: int, fingerpri
         _atomic_save({"fingerprint": fingerprint,
                       "model": {n: p.detach() for n, p in params.items()},
                       "optimizer": opt.state_dict(), "step": step, "losses": losses,
-                      "elapsed_s": elapsed}, state_path)
+                      "elapsed_s": elapsed}, state_path,
+                     lambda tmp: own(run_dir, writer, {state_path.name: tmp}))
 
     bar = tqdm(total=cfg.steps, initial=step, desc=desc, unit="step", disable=not progress,
                dynamic_ncols=True)
@@ -312,7 +315,7 @@ def write_record(folder, record: dict) -> None:
 
 def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldout_task=None,
                 progress: bool = True, stop_after: int | None = None, device: str = "cpu",
-                init_seed: int | None = None, log=print) -> dict:
+                init_seed: int | None = None, extra: dict | None = None, log=print) -> dict:
     """Train (or resume, or skip when finished) one zoo model; returns its record.
 
     Parameters
@@ -338,6 +341,8 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
         Seed of the initial weights (default ``spec.seed``; the data order always follows
         ``spec.seed``): a restart from a new initialisation
         (:mod:`infodiv.experiments.restarts`); it joins the resume fingerprint.
+    extra : dict, optional
+        Fields added to the record of the finished model (the restart history).
 
     Returns
     -------
@@ -347,7 +352,7 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
     from .configs import build_model, count_params, save_model
 
     run_dir = Path(run_dir)
-    if is_finished(run_dir):
+    if open_run(run_dir, TRAIN, log=log):
         return read_record(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with torch_threads(cfg.threads):
@@ -387,7 +392,7 @@ def train_model(spec, tokenizer, train_task, run_dir, cfg: TrainConfig, *, heldo
         if heldout_task is not None:
             hseqs, _ = encode(tokenizer, heldout_task, spec.max_len)
             record["heldout"] = evaluate(model, hseqs, heldout_task.labels, option_ids, pad_id)
-        folder = run_dir / "model"
-        save_model(model.cpu(), tokenizer, folder)
-        write_record(folder, record)
+        record.update(extra or {})
+        save_finished(run_dir, TRAIN, lambda folder: (save_model(model.cpu(), tokenizer, folder),
+                                                      write_record(folder, record)))
         return record
